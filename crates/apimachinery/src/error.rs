@@ -1,0 +1,64 @@
+//! The one error type of this crate. Each variant maps onto one Kubernetes `Status` reason, so the
+//! API server can turn it into a response without guessing.
+
+/// One entry of `Status.details.causes`: what is wrong with which field.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FieldCause {
+    /// `FieldValueInvalid`, `FieldValueRequired`, `FieldValueNotSupported`, `FieldValueDuplicate`,
+    /// `FieldValueTooLong`, `FieldValueTypeInvalid`, `FieldValueForbidden`, `FieldManagerConflict`.
+    pub reason: String,
+    /// Kubernetes-style message, e.g. `Invalid value: 0: spec.age in body should be greater than or equal to 1`.
+    pub message: String,
+    /// Dotted field path as the real API server prints it: `spec.options[1].id`.
+    pub field: String,
+}
+
+impl FieldCause {
+    pub fn new(reason: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            reason: reason.to_owned(),
+            message: message.into(),
+            field: field.into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// 422 Invalid: the object breaks a rule; `causes` name the fields.
+    #[error("{}", render_causes(causes))]
+    Invalid { causes: Vec<FieldCause> },
+    /// 400 BadRequest: the request itself cannot be understood (undecodable patch, bad selector).
+    #[error("{0}")]
+    BadRequest(String),
+    /// 409 Conflict: server-side apply found fields owned by another manager.
+    #[error("{message}")]
+    Conflict {
+        message: String,
+        causes: Vec<FieldCause>,
+    },
+    /// 415 UnsupportedMediaType: e.g. a strategic merge patch on a custom resource.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `field: message` pairs joined the way kube-apiserver joins them inside `[...]`.
+pub fn render_causes(causes: &[FieldCause]) -> String {
+    let parts: Vec<String> = causes
+        .iter()
+        .map(|c| {
+            if c.field.is_empty() {
+                c.message.clone()
+            } else {
+                format!("{}: {}", c.field, c.message)
+            }
+        })
+        .collect();
+    if parts.len() == 1 {
+        parts[0].clone()
+    } else {
+        format!("[{}]", parts.join(", "))
+    }
+}

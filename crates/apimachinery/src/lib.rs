@@ -1,0 +1,25 @@
+//! Kubernetes API machinery as pure functions over `serde_json::Value`.
+//!
+//! Everything the embedded API server decides about an object's content lives here, free of I/O, so
+//! that each rule can be unit-tested against the behaviour of the real kube-apiserver:
+//! - [`patch`]: merge, JSON, strategic merge and server-side apply patches.
+//! - [`schema`]: CRD structural schemas: validation, defaulting, pruning.
+//! - [`validation`]: object names, labels, annotations, owner references.
+//! - [`selector`]: label and field selectors.
+//! - [`resource`]: what a resource type is (built-ins and CRDs), and [`discovery`] documents about them.
+//! - [`table`]: `meta.k8s.io/v1` Table rendering with printer columns.
+//! - [`defaults`]: defaults the real API server applies to built-in kinds.
+//!
+//! Requirement ids (D1, P3, V2 ...) refer to shared/design/apiserver.md.
+
+pub mod defaults;
+pub mod discovery;
+pub mod error;
+pub mod patch;
+pub mod resource;
+pub mod schema;
+pub mod selector;
+pub mod table;
+pub mod validation;
+
+pub use error::{Error, FieldCause, Result};

@@ -1,0 +1,1 @@
+//! What kube-controller-manager would do: garbage collection, namespaces, Deployment readiness.

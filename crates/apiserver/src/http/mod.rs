@@ -1,0 +1,1 @@
+//! Routing, content negotiation and Status errors.

@@ -1,0 +1,1 @@
+//! Objects, resourceVersions and the event history ring.

@@ -1,0 +1,1 @@
+//! The resource types, one file per kind.

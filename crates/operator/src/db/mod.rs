@@ -1,0 +1,1 @@
+//! The PostgreSQL pool and the row store.

@@ -1,0 +1,66 @@
+//! The one error type of the operator crate.
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("Kubernetes API request failed: {0}")]
+    Kube(#[source] kube::Error),
+
+    #[error("finalizer handling failed: {0}")]
+    Finalizer(#[source] Box<kube::runtime::finalizer::Error<Error>>),
+
+    #[error("database unavailable: {0}")]
+    DatabaseUnavailable(String),
+
+    #[error("database query failed: {0}")]
+    Database(#[source] tokio_postgres::Error),
+
+    /// The table exists with columns this operator cannot write; fixing needs a human.
+    #[error("table is incompatible: {0}")]
+    TableIncompatible(String),
+
+    /// The object asks for something that can never succeed as written; retrying will not help.
+    #[error("invalid spec: {0}")]
+    InvalidSpec(String),
+
+    /// Something we would write is already there and owned by someone else.
+    #[error("not owned: {0}")]
+    NotOwned(String),
+
+    /// Start-up configuration that cannot work (bad port, unreadable password file, ...).
+    #[error("configuration error: {0}")]
+    Config(String),
+
+    #[error("serialization failed: {0}")]
+    Serialization(#[source] serde_json::Error),
+
+    #[error("i/o failed: {0}")]
+    Io(#[source] std::io::Error),
+}
+
+impl Error {
+    /// Terminal errors are reported (status condition, Event, metric) but not retried with back-off:
+    /// only a change to the object can fix them, and that change triggers a reconcile by itself.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Error::InvalidSpec(_) | Error::NotOwned(_))
+    }
+}
+
+impl From<kube::Error> for Error {
+    fn from(e: kube::Error) -> Self {
+        Error::Kube(e)
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::Serialization(e)
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,125 @@
+//! Prometheus metrics under the names controller-runtime uses, so existing dashboards work. No label
+//! carries an object's name: cardinality is bounded by the number of controllers.
+
+use std::time::Duration;
+
+use prometheus_client::{
+    encoding::{EncodeLabelSet, text::encode},
+    metrics::{counter::Counter, family::Family, histogram::Histogram},
+    registry::Registry,
+};
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ControllerLabels {
+    pub controller: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    pub controller: String,
+    /// `success`, `error`, `requeue` or `requeue_after`, as controller-runtime labels them.
+    pub result: String,
+}
+
+pub struct Metrics {
+    registry: Registry,
+    pub reconcile_total: Family<ResultLabels, Counter>,
+    pub reconcile_errors_total: Family<ControllerLabels, Counter>,
+    pub terminal_reconcile_errors_total: Family<ControllerLabels, Counter>,
+    pub reconcile_time_seconds: Family<ControllerLabels, Histogram>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let reconcile_total = Family::<ResultLabels, Counter>::default();
+        let reconcile_errors_total = Family::<ControllerLabels, Counter>::default();
+        let terminal_reconcile_errors_total = Family::<ControllerLabels, Counter>::default();
+        let reconcile_time_seconds = Family::<ControllerLabels, Histogram>::new_with_constructor(|| {
+            // controller-runtime's buckets.
+            Histogram::new(
+                [
+                    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
+                    0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0,
+                    15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+                ]
+                .into_iter(),
+            )
+        });
+        registry.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            reconcile_total.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            reconcile_errors_total.clone(),
+        );
+        registry.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            terminal_reconcile_errors_total.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            reconcile_time_seconds.clone(),
+        );
+        Self {
+            registry,
+            reconcile_total,
+            reconcile_errors_total,
+            terminal_reconcile_errors_total,
+            reconcile_time_seconds,
+        }
+    }
+
+    /// Registers more metric families (the database's, the work queue's) before the server starts.
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
+    pub fn observe_reconcile(&self, controller: &str, result: &str, elapsed: Duration) {
+        let controller = controller.to_owned();
+        self.reconcile_total
+            .get_or_create(&ResultLabels {
+                controller: controller.clone(),
+                result: result.to_owned(),
+            })
+            .inc();
+        self.reconcile_time_seconds
+            .get_or_create(&ControllerLabels { controller })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn observe_error(&self, controller: &str, terminal: bool) {
+        let labels = ControllerLabels {
+            controller: controller.to_owned(),
+        };
+        self.reconcile_errors_total.get_or_create(&labels).inc();
+        if terminal {
+            self.terminal_reconcile_errors_total.get_or_create(&labels).inc();
+        }
+    }
+
+    /// The Prometheus text exposition of every registered family.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}

@@ -1,0 +1,67 @@
+//! What `/readyz` reports: every controller's cache has synced and every dependency answers.
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+};
+
+/// A named check, e.g. `database`, that says whether a dependency answers right now.
+pub type Check = Arc<dyn Fn() -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
+
+#[derive(Default)]
+pub struct Readiness {
+    /// Controller name -> whether its cache has synced.
+    synced: Mutex<BTreeMap<&'static str, bool>>,
+    checks: Mutex<Vec<(&'static str, Check)>>,
+}
+
+impl std::fmt::Debug for Readiness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readiness").finish_non_exhaustive()
+    }
+}
+
+impl Readiness {
+    /// A controller that will report `mark_synced` later; until then the process is not ready.
+    pub fn expect_controller(&self, controller: &'static str) {
+        self.synced
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(controller)
+            .or_insert(false);
+    }
+
+    pub fn mark_synced(&self, controller: &'static str) {
+        self.synced
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(controller, true);
+    }
+
+    pub fn add_check(&self, name: &'static str, check: Check) {
+        self.checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((name, check));
+    }
+
+    /// Each failing item by name; empty when ready.
+    pub async fn failing(&self) -> Vec<String> {
+        let mut failing: Vec<String> = self
+            .synced
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, synced)| !**synced)
+            .map(|(name, _)| format!("{name}: cache not synced"))
+            .collect();
+        let checks: Vec<(&'static str, Check)> =
+            self.checks.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for (name, check) in checks {
+            if !check().await {
+                failing.push(format!("{name}: not answering"));
+            }
+        }
+        failing
+    }
+}

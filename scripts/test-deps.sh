@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh machine, and nothing when it is already there:
+# PostgreSQL server binaries (tests start throwaway clusters), a Python venv with the official
+# `kubernetes` client (tests script it against the embedded API server), and cargo-nextest.
+# Idempotent; safe to run before every `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'test-deps: %s\n' "$*" >&2; }
+
+have_postgres() {
+  command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+}
+
+apt_install() {
+  if [ "$(id -u)" -ne 0 ]; then
+    log "missing $*: install it with: sudo apt-get install -y $*"
+    exit 1
+  fi
+  if [ -z "${APT_UPDATED:-}" ]; then
+    apt-get update -qq >/dev/null
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! have_postgres; then
+  log "installing PostgreSQL server binaries"
+  apt_install postgresql
+fi
+
+if ! command -v kubectl >/dev/null 2>&1; then
+  log "kubectl not found: tests that script kubectl need /usr/bin/kubectl (1.27+)"
+  exit 1
+fi
+
+# The Python client is pinned to the version the API server's design was checked against.
+PY_KUBERNETES_VERSION=37.0.2
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import kubernetes, sys; sys.exit(kubernetes.__version__ != '$PY_KUBERNETES_VERSION')" 2>/dev/null; then
+  log "creating .venv with kubernetes==$PY_KUBERNETES_VERSION"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check "kubernetes==$PY_KUBERNETES_VERSION"
+fi
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+  log "installing cargo-nextest"
+  cargo install --locked -q cargo-nextest
+fi
+log "ready"

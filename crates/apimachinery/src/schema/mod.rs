@@ -1,47 +1,101 @@
 //! CRD structural schemas (V1-V3): validation with Kubernetes field paths, defaulting, pruning.
+//!
+//! The server's order for a custom resource is the apiserver's: [`StructuralSchema::prune`], then
+//! [`StructuralSchema::apply_defaults`], then [`StructuralSchema::validate`].
+//! - [`node`]: the compiled schema; [`structural`]: compiling it and the structural rules (V1).
+//! - [`validate`]: value validation (V2), worded by [`messages`], with `format`s from [`formats`].
+//! - [`defaults`] and [`prune`]: V3.
+//! - [`crd`]: validation of the `CustomResourceDefinition` object itself (V1).
+
+mod crd;
+mod defaults;
+mod formats;
+pub mod messages;
+mod node;
+mod prune;
+mod structural;
+mod validate;
 
 use serde_json::Value;
+
+pub use crd::validate_crd;
 
 use crate::FieldCause;
 
 /// A compiled `openAPIV3Schema` of one CRD version.
 #[derive(Debug, Clone)]
 pub struct StructuralSchema {
-    root: Value,
+    root: node::Node,
+    cel_rules: usize,
 }
 
 impl StructuralSchema {
     /// Checks that `openapi_v3_schema` is structural (V1) and compiles it. Causes carry paths under
-    /// `spec.versions[i].schema.openAPIV3Schema` relative to that schema (the caller prefixes them).
+    /// `spec.versions[i].schema.openAPIV3Schema` relative to that schema (the caller prefixes them):
+    /// `properties[spec].type`, or `type` for the root itself.
     pub fn compile(openapi_v3_schema: &Value) -> Result<Self, Vec<FieldCause>> {
-        Ok(Self {
-            root: openapi_v3_schema.clone(),
+        structural::compile_root(openapi_v3_schema).map(|root| Self {
+            root,
+            cel_rules: count_cel_rules(openapi_v3_schema),
         })
     }
 
-    /// Applies `default`s (V3) to the whole object (create, update and read).
+    /// How many CEL `x-kubernetes-validations` rules the schema carries. They are not evaluated
+    /// (V4 allows skipping them); the server should log that it ignores them.
+    pub fn cel_rule_count(&self) -> usize {
+        self.cel_rules
+    }
+
+    /// Applies `default`s (V3) to the whole object (create, update and read). Never overwrites a
+    /// value; drops `null`s of non-nullable fields that have no default; leaves `metadata` alone.
     pub fn apply_defaults(&self, object: &mut Value) {
-        let _ = (object, &self.root);
+        defaults::default_root(&self.root, object);
     }
 
     /// Removes fields the schema does not know unless `x-kubernetes-preserve-unknown-fields` (V3).
     /// `apiVersion`, `kind` and `metadata` are never pruned. Returns the dotted paths removed
     /// (`spec.x`), in document order, for `fieldValidation` Strict/Warn.
     pub fn prune(&self, object: &mut Value) -> Vec<String> {
-        let _ = object;
-        Vec::new()
+        prune::prune_value(&self.root, object, "", true)
     }
 
     /// Validates the object (V2). Empty when valid.
     pub fn validate(&self, object: &Value) -> Vec<FieldCause> {
-        let _ = object;
-        Vec::new()
+        validate::validate_value(&self.root, object, "")
     }
 }
 
-/// Validates a `CustomResourceDefinition` object (V1): name is `<plural>.<group>`, exactly one storage
-/// version, names present, every schema structural. Empty when valid.
-pub fn validate_crd(crd: &Value) -> Vec<FieldCause> {
-    let _ = crd;
-    Vec::new()
+fn count_cel_rules(schema: &Value) -> usize {
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| match (key.as_str(), value) {
+                ("x-kubernetes-validations", Value::Array(rules)) => rules.len(),
+                _ => count_cel_rules(value),
+            })
+            .sum(),
+        Value::Array(items) => items.iter().map(count_cel_rules).sum(),
+        _ => 0,
+    }
 }
+
+/// The `Warning` header texts for pruned fields (`fieldValidation=Warn`, V3): `unknown field "spec.x"`.
+pub fn unknown_field_warnings(pruned: &[String]) -> Vec<String> {
+    pruned
+        .iter()
+        .map(|path| format!("unknown field \"{path}\""))
+        .collect()
+}
+
+/// The 400 message for `fieldValidation=Strict` (V3), as kube-apiserver words it:
+/// `PostgresWriter in version "v1" cannot be handled as a PostgresWriter: strict decoding error:
+/// unknown field "spec.x", unknown field "spec.y"`.
+pub fn strict_decoding_error(kind: &str, version: &str, pruned: &[String]) -> String {
+    format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+        unknown_field_warnings(pruned).join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,11 +1,147 @@
-//! The one error type of the API server. Every variant becomes a `Status` response (C6).
+//! The one error type of the API server. Every variant becomes a `Status` response (C6) with the
+//! reason, code and message wording of kube-apiserver, because clients match on them.
+
+use apimachinery::FieldCause;
+use serde_json::{Value, json};
+
+/// Names the object an error is about, as `Status.details` does.
+#[derive(Debug, Clone, Default)]
+pub struct Subject {
+    /// `postgreswriters.demo.yash.com`, or `configmaps` for the core group.
+    pub qualified_plural: String,
+    pub group: String,
+    pub plural: String,
+    pub name: String,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error(transparent)]
-    Machinery(#[from] apimachinery::Error),
+    #[error("{} \"{}\" not found", .0.qualified_plural, .0.name)]
+    NotFound(Subject),
+    #[error("{} \"{}\" already exists", .0.qualified_plural, .0.name)]
+    AlreadyExists(Subject),
+    #[error(
+        "Operation cannot be fulfilled on {} \"{}\": {}",
+        .subject.qualified_plural, .subject.name, .reason
+    )]
+    Conflict { subject: Subject, reason: String },
+    /// 422: `<Kind>.<group> "name" is invalid: <causes>`.
+    #[error("{kind_group} \"{}\" is invalid: {}", .subject.name, apimachinery::error::render_causes(.causes))]
+    Invalid {
+        kind_group: String,
+        subject: Subject,
+        causes: Vec<FieldCause>,
+    },
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("{0}")]
+    Expired(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    #[error("the server could not find the requested resource")]
+    UnknownResource,
+    #[error("request entity too large: limit is {0} bytes")]
+    TooLarge(usize),
+    #[error("Unauthorized")]
+    Unauthorized,
+    /// Server-side apply found fields owned by another manager.
+    #[error("{message}")]
+    ApplyConflict {
+        subject: Subject,
+        message: String,
+        causes: Vec<FieldCause>,
+    },
     #[error("io error: {0}")]
     Io(#[from] std::io::Error),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn code(&self) -> u16 {
+        match self {
+            Error::NotFound(_) | Error::UnknownResource => 404,
+            Error::AlreadyExists(_) | Error::Conflict { .. } | Error::ApplyConflict { .. } => 409,
+            Error::Invalid { .. } => 422,
+            Error::BadRequest(_) => 400,
+            Error::UnsupportedMediaType(_) => 415,
+            Error::Expired(_) => 410,
+            Error::Forbidden(_) => 403,
+            Error::MethodNotAllowed(_) => 405,
+            Error::TooLarge(_) => 413,
+            Error::Unauthorized => 401,
+            Error::Io(_) => 500,
+        }
+    }
+
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::NotFound(_) | Error::UnknownResource => "NotFound",
+            Error::AlreadyExists(_) => "AlreadyExists",
+            Error::Conflict { .. } | Error::ApplyConflict { .. } => "Conflict",
+            Error::Invalid { .. } => "Invalid",
+            Error::BadRequest(_) => "BadRequest",
+            Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            Error::Expired(_) => "Expired",
+            Error::Forbidden(_) => "Forbidden",
+            Error::MethodNotAllowed(_) => "MethodNotAllowed",
+            Error::TooLarge(_) => "RequestEntityTooLarge",
+            Error::Unauthorized => "Unauthorized",
+            Error::Io(_) => "InternalError",
+        }
+    }
+
+    /// The `Status` object clients parse (kube-rs `ErrorResponse`, Python `ApiException.body`).
+    pub fn to_status(&self) -> Value {
+        let details = match self {
+            Error::NotFound(s) | Error::AlreadyExists(s) | Error::Conflict { subject: s, .. } => {
+                Some(json!({"name": s.name, "group": s.group, "kind": s.plural}))
+            }
+            Error::Invalid {
+                subject: s, causes, ..
+            }
+            | Error::ApplyConflict {
+                subject: s, causes, ..
+            } => Some(json!({
+                "name": s.name, "group": s.group, "kind": s.plural,
+                "causes": causes.iter().map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field})).collect::<Vec<_>>(),
+            })),
+            _ => None,
+        };
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.to_string(),
+            "reason": self.reason(),
+            "code": self.code(),
+        });
+        if let Some(details) = details {
+            status["details"] = details;
+        }
+        status
+    }
+
+    /// Lifts an `apimachinery` verdict about `subject` into a response error.
+    pub fn from_machinery(error: apimachinery::Error, kind_group: &str, subject: &Subject) -> Error {
+        match error {
+            apimachinery::Error::Invalid { causes } => Error::Invalid {
+                kind_group: kind_group.to_owned(),
+                subject: subject.clone(),
+                causes,
+            },
+            apimachinery::Error::BadRequest(message) => Error::BadRequest(message),
+            apimachinery::Error::Conflict { message, causes } => Error::ApplyConflict {
+                subject: subject.clone(),
+                message,
+                causes,
+            },
+            apimachinery::Error::UnsupportedMediaType(message) => Error::UnsupportedMediaType(message),
+        }
+    }
+}

@@ -1,1 +1,74 @@
-fn main() {}
+//! `apiserver`: serve the embedded Kubernetes API until SIGTERM or Ctrl-C.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "apiserver",
+    about = "An embedded, in-memory Kubernetes-compatible API server"
+)]
+struct Args {
+    /// Address to listen on. Loopback by default: the server has no authentication yet.
+    #[arg(long, env = "APISERVER_ADDR", default_value = "127.0.0.1:6443")]
+    addr: SocketAddr,
+    /// Where to write a kubeconfig for kubectl and client libraries.
+    #[arg(long, env = "APISERVER_KUBECONFIG", default_value = "kubeconfig")]
+    kubeconfig: PathBuf,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "APISERVER_MAX_BODY_BYTES", default_value_t = 3 * 1024 * 1024)]
+    max_body_bytes: usize,
+    /// Watch events remembered for resuming watches.
+    #[arg(long, env = "APISERVER_HISTORY", default_value_t = 10_000)]
+    history: usize,
+    /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
+    #[arg(long, env = "RUST_LOG", default_value = "info")]
+    log: String,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
+        .init();
+    let config = apiserver::Config {
+        addr: args.addr,
+        max_body_bytes: args.max_body_bytes,
+        history_capacity: args.history,
+    };
+    let server = match apiserver::ApiServer::start(config).await {
+        Ok(server) => server,
+        Err(error) => {
+            eprintln!("apiserver: cannot listen on {}: {error}", args.addr);
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    if let Err(error) = server.write_kubeconfig(&args.kubeconfig) {
+        eprintln!("apiserver: cannot write {}: {error}", args.kubeconfig.display());
+        return std::process::ExitCode::FAILURE;
+    }
+    println!(
+        "serving on {}; kubeconfig written to {}",
+        server.url(),
+        args.kubeconfig.display()
+    );
+    wait_for_signal().await;
+    server.shutdown().await;
+    std::process::ExitCode::SUCCESS
+}
+
+async fn wait_for_signal() {
+    let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(signal) => signal,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+}

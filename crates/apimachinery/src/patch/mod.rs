@@ -1,9 +1,12 @@
 //! Patches (P1-P5): each function takes the live object and the patch body, and returns the new object.
 //! The API server stores the result only after validation, so a failing patch changes nothing.
 
+mod apply;
+mod strategic;
+
 use serde_json::Value;
 
-use crate::Result;
+use crate::{Error, FieldCause, Result};
 
 /// Which patch a request carries, from its Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,21 +36,45 @@ impl PatchType {
 
 /// RFC 7386 merge patch (P1).
 pub fn merge_patch(live: &Value, patch: &Value) -> Result<Value> {
-    let _ = (live, patch);
-    todo!("P1")
+    if !patch.is_object() {
+        return Err(Error::BadRequest("a merge patch must be a JSON object".into()));
+    }
+    let mut merged = live.clone();
+    json_patch::merge(&mut merged, patch);
+    Ok(merged)
 }
 
 /// RFC 6902 JSON patch (P2), with the apiserver's quirk that `test` of a missing path against `null` passes.
 /// A failed `test` or operation is 422 Invalid; an undecodable patch 400.
 pub fn json_patch(live: &Value, patch: &Value) -> Result<Value> {
-    let _ = (live, patch);
-    todo!("P2")
+    let operations: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| {
+        Error::BadRequest(format!(
+            "the server rejected our request due to an error in our request: {e}"
+        ))
+    })?;
+    let mut patched = live.clone();
+    for operation in &operations.0 {
+        if let json_patch::PatchOperation::Test(test) = operation {
+            // kube-apiserver treats a missing path as null, so `test <missing> null` passes; kube-runtime's
+            // finalizer helper relies on it before adding the first finalizer.
+            if test.value.is_null() && patched.pointer(test.path.as_str()).is_none() {
+                continue;
+            }
+        }
+        json_patch::patch(&mut patched, std::slice::from_ref(operation)).map_err(|e| Error::Invalid {
+            causes: vec![FieldCause::new(
+                "FieldValueInvalid",
+                "",
+                format!("the server rejected our request due to an error in our request: {e}"),
+            )],
+        })?;
+    }
+    Ok(patched)
 }
 
 /// Strategic merge patch (P3) for the built-in `kind` (merge keys and `$patch` directives).
 pub fn strategic_merge_patch(live: &Value, patch: &Value, kind: &str) -> Result<Value> {
-    let _ = (live, patch, kind);
-    todo!("P3")
+    strategic::apply(live, patch, kind)
 }
 
 /// One server-side apply request (P4).
@@ -70,8 +97,7 @@ pub struct ApplyRequest<'a> {
 
 /// Server-side apply: returns the merged object with `metadata.managedFields` updated.
 pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
-    let _ = request;
-    todo!("P4")
+    apply::server_side_apply(request)
 }
 
 /// Records an `Update` operation by `manager` in `new`'s managedFields (fields that changed from `old`

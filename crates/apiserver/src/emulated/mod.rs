@@ -1,1 +1,96 @@
-//! What kube-controller-manager would do: garbage collection, namespaces, Deployment readiness.
+//! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
+//! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
+//! registration (V1), Service cluster IPs and instantly-ready Deployments (B5, K1).
+//!
+//! These run inside the store's write lock, as consequences of the write that triggered them, so a
+//! test sees a consistent world the moment its request returns: no background loop to wait for.
+
+mod crds;
+mod deployments;
+mod garbage_collector;
+mod namespaces;
+mod services;
+
+use apimachinery::{FieldCause, resource::ResourceType};
+use serde_json::Value;
+
+pub use deployments::NEVER_READY_ANNOTATION;
+
+use crate::store::{DeletePropagation, State, Store};
+
+fn is(rt: &ResourceType, group: &str, plural: &str) -> bool {
+    rt.group == group && rt.plural == plural
+}
+
+/// Kind-specific admission on create (`old` = None) and update.
+pub(crate) fn on_admit(
+    state: &mut State,
+    rt: &ResourceType,
+    old: Option<&Value>,
+    object: &mut Value,
+) -> Result<(), Vec<FieldCause>> {
+    if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
+        crds::admit(state, object)
+    } else if is(rt, "", "namespaces") {
+        namespaces::admit(object);
+        Ok(())
+    } else if is(rt, "", "services") {
+        services::admit(state, old, object);
+        Ok(())
+    } else {
+        Ok(())
+    }
+}
+
+/// Follow-up writes after `name` was stored.
+pub(crate) fn after_write(store: &Store, state: &mut State, rt: &ResourceType, namespace: &str, name: &str) {
+    if is(rt, "apps", "deployments") || is(rt, "apps", "statefulsets") {
+        deployments::mark_ready(store, state, rt, namespace, name);
+    }
+}
+
+/// Deletes that are more than marking or removing one object. `Some` when handled here.
+pub(crate) fn on_delete(
+    store: &Store,
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    object: &Value,
+    propagation: DeletePropagation,
+) -> Option<Value> {
+    if is(rt, "", "namespaces") {
+        return Some(namespaces::terminate(store, state, rt, object));
+    }
+    if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
+        return Some(crds::terminate(store, state, rt, object));
+    }
+    match propagation {
+        DeletePropagation::Background => None,
+        DeletePropagation::Orphan => {
+            garbage_collector::orphan_dependents(store, state, object);
+            None
+        }
+        DeletePropagation::Foreground => {
+            garbage_collector::delete_dependents(store, state, object);
+            let _ = namespace;
+            None
+        }
+    }
+}
+
+/// After an object is gone for good: collect its dependents, finish namespace or CRD teardown.
+pub(crate) fn after_remove(
+    store: &Store,
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    object: &Value,
+) {
+    garbage_collector::collect(store, state, object);
+    if !namespace.is_empty() {
+        namespaces::finish_if_empty(store, state, namespace);
+    }
+    if rt.schema.is_some() || !rt.is_builtin() {
+        crds::finish_if_empty(store, state, rt);
+    }
+}

@@ -1,1 +1,107 @@
-//! Routing, content negotiation and Status errors.
+//! Routing, content negotiation, Status errors and watch streaming. One fallback handler parses the
+//! Kubernetes URL scheme (C1) because its shape (`namespaces/{ns}/{plural}/{name}/{sub}` next to
+//! `namespaces/{name}/status`) does not fit a static route table.
+
+mod discovery;
+pub mod path;
+mod resources;
+pub mod respond;
+mod watch;
+
+use std::{collections::HashMap, sync::Arc, time::Instant};
+
+use axum::{
+    Router,
+    body::Body,
+    extract::State,
+    http::{Method, Request, header},
+    response::Response,
+};
+
+use crate::{error::Error, store::Store};
+
+/// What every request handler shares.
+pub struct Shared {
+    pub store: Arc<Store>,
+    pub max_body_bytes: usize,
+    pub pages: resources::PageCache,
+}
+
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new().fallback(dispatch).with_state(shared)
+}
+
+/// The parts of a request handlers look at.
+pub struct Call {
+    pub method: Method,
+    pub query: HashMap<String, String>,
+    pub accept: String,
+    pub content_type: Option<String>,
+    pub body: bytes::Bytes,
+}
+
+async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let uri = request.uri().clone();
+    let response = match read_call(&shared, request).await {
+        Ok(call) => handle(&shared, uri.path(), call).await,
+        Err(error) => respond::error(&error),
+    };
+    tracing::debug!(%method, uri = %uri, status = response.status().as_u16(), elapsed = ?started.elapsed(), "request");
+    response
+}
+
+async fn read_call(shared: &Shared, request: Request<Body>) -> Result<Call, Error> {
+    let (parts, body) = request.into_parts();
+    let query = parts.uri.query().map(|q| url_decode_pairs(q)).unwrap_or_default();
+    let header = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let body = axum::body::to_bytes(body, shared.max_body_bytes)
+        .await
+        .map_err(|_| Error::TooLarge(shared.max_body_bytes))?;
+    Ok(Call {
+        method: parts.method,
+        query,
+        accept: header(header::ACCEPT).unwrap_or_default(),
+        content_type: header(header::CONTENT_TYPE),
+        body,
+    })
+}
+
+fn url_decode_pairs(query: &str) -> HashMap<String, String> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(query)
+        .unwrap_or_default()
+        .into_iter()
+        .collect()
+}
+
+async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
+    use path::Route;
+    let result = match path::route(path) {
+        Route::Version => Ok(respond::json(200, &discovery::version())),
+        Route::Health => {
+            let mut response = Response::new(Body::from("ok"));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("text/plain"),
+            );
+            Ok(response)
+        }
+        Route::CoreVersions => Ok(discovery::core(&shared.store, &call)),
+        Route::GroupList => Ok(discovery::groups(&shared.store, &call)),
+        Route::ResourceList { group, version } => discovery::resources(&shared.store, &group, &version),
+        Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store)),
+        Route::OpenApiDocument { group, version } => {
+            discovery::openapi_document(&shared.store, &group, &version)
+        }
+        Route::Resource(target) => resources::handle(shared, target, call).await,
+        Route::NotFound => Err(Error::UnknownResource),
+    };
+    result.unwrap_or_else(|error| respond::error(&error))
+}

@@ -1,1 +1,247 @@
-//! Objects, resourceVersions and the event history ring.
+//! Objects, the global resourceVersion and the event history ring.
+//!
+//! One mutex guards every object, the counter and the ring, so resourceVersions are handed out in the
+//! order writes happen and every watcher sees events in that order (C2, W5). Watchers never hold the
+//! lock: events go out through a broadcast channel, and a watcher that falls behind catches up from
+//! the ring (W12).
+
+pub mod lifecycle;
+pub mod meta;
+mod registry;
+mod write;
+
+use std::{
+    collections::{BTreeMap, HashMap, VecDeque},
+    sync::{Arc, Mutex, MutexGuard},
+};
+
+use apimachinery::resource::ResourceType;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+pub use registry::Registry;
+pub use write::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
+
+use crate::error::{Error, Subject};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change, as the watch stream and the history ring carry it.
+#[derive(Debug)]
+pub struct StoredEvent {
+    pub event_type: EventType,
+    /// Storage key of the resource: `group/plural`.
+    pub resource: String,
+    pub namespace: String,
+    pub object: Value,
+    /// The object before the change (MODIFIED only), for selector enter/leave (W11).
+    pub previous: Option<Value>,
+    pub resource_version: u64,
+}
+
+pub(crate) struct State {
+    pub resource_version: u64,
+    /// resource -> (namespace, name) -> object.
+    pub objects: HashMap<String, BTreeMap<(String, String), Value>>,
+    pub history: VecDeque<Arc<StoredEvent>>,
+    pub registry: Registry,
+    /// Next free offset in the Service cluster IP range.
+    pub next_cluster_ip: u32,
+}
+
+pub struct Store {
+    state: Mutex<State>,
+    events: broadcast::Sender<Arc<StoredEvent>>,
+    history_capacity: usize,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+/// Storage key of a resource type: every version of a group/plural shares one set of objects, and
+/// both Event APIs share the core one (B2).
+pub fn storage_key(rt: &ResourceType) -> String {
+    if rt.plural == "events" && rt.group == "events.k8s.io" {
+        return "/events".to_owned();
+    }
+    format!("{}/{}", rt.group, rt.plural)
+}
+
+pub fn subject(rt: &ResourceType, name: &str) -> Subject {
+    Subject {
+        qualified_plural: rt.qualified_plural(),
+        group: rt.group.clone(),
+        plural: rt.plural.clone(),
+        name: name.to_owned(),
+    }
+}
+
+/// Where a watch starts: the events to replay, then the live channel.
+pub struct WatchStart {
+    pub replay: Vec<Arc<StoredEvent>>,
+    pub live: broadcast::Receiver<Arc<StoredEvent>>,
+    pub resource_version: u64,
+}
+
+impl Store {
+    pub fn new(history_capacity: usize) -> Arc<Store> {
+        let (events, _) = broadcast::channel(4096);
+        let store = Arc::new(Store {
+            state: Mutex::new(State {
+                resource_version: 0,
+                objects: HashMap::new(),
+                history: VecDeque::new(),
+                registry: Registry::default(),
+                next_cluster_ip: 1,
+            }),
+            events,
+            history_capacity: history_capacity.max(1),
+        });
+        store.create_default_namespaces();
+        store
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn current_resource_version(&self) -> u64 {
+        self.lock().resource_version
+    }
+
+    pub fn registry(&self) -> Registry {
+        self.lock().registry.clone()
+    }
+
+    pub fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.lock().registry.resolve(group, version, plural)
+    }
+
+    pub fn get(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<Value, Error> {
+        let state = self.lock();
+        state
+            .objects
+            .get(&storage_key(rt))
+            .and_then(|objects| objects.get(&(namespace.to_owned(), name.to_owned())))
+            .map(|object| lifecycle::present(rt, object))
+            .ok_or_else(|| Error::NotFound(subject(rt, name)))
+    }
+
+    /// Every object of `rt` (in `namespace`, or all when `None`), sorted by namespace and name, and the
+    /// resourceVersion the list is consistent with.
+    pub fn list(&self, rt: &ResourceType, namespace: Option<&str>) -> (Vec<Value>, u64) {
+        let state = self.lock();
+        let objects = state
+            .objects
+            .get(&storage_key(rt))
+            .map(|objects| {
+                objects
+                    .iter()
+                    .filter(|((ns, _), _)| namespace.is_none_or(|wanted| wanted == ns))
+                    .map(|(_, object)| lifecycle::present(rt, object))
+                    .collect()
+            })
+            .unwrap_or_default();
+        (objects, state.resource_version)
+    }
+
+    /// Starts a watch after `since` (`None`: from the current state, replayed as ADDED events).
+    /// A `since` older than the history ring is 410 Expired (W6).
+    pub fn watch(&self, rt: &ResourceType, since: Option<u64>) -> Result<WatchStart, Error> {
+        let state = self.lock();
+        let live = self.events.subscribe();
+        let replay = match since {
+            None => {
+                let key = storage_key(rt);
+                state
+                    .objects
+                    .get(&key)
+                    .map(|objects| {
+                        objects
+                            .iter()
+                            .map(|((namespace, _), object)| {
+                                Arc::new(StoredEvent {
+                                    event_type: EventType::Added,
+                                    resource: key.clone(),
+                                    namespace: namespace.clone(),
+                                    object: object.clone(),
+                                    previous: None,
+                                    resource_version: state.resource_version,
+                                })
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+            Some(since) => history_after(&state, since)?,
+        };
+        Ok(WatchStart {
+            replay,
+            live,
+            resource_version: state.resource_version,
+        })
+    }
+
+    /// Events after `since` from the ring, for a watcher that fell behind the live channel.
+    pub fn events_after(&self, since: u64) -> Result<Vec<Arc<StoredEvent>>, Error> {
+        history_after(&self.lock(), since)
+    }
+
+    /// Subscribes to every change (the emulated controllers use this).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoredEvent>> {
+        self.events.subscribe()
+    }
+
+    /// Records and publishes one change. Called with the state lock held, so publishing order is
+    /// resourceVersion order.
+    pub(crate) fn publish(&self, state: &mut State, event: StoredEvent) {
+        let event = Arc::new(event);
+        state.history.push_back(event.clone());
+        while state.history.len() > self.history_capacity {
+            state.history.pop_front();
+        }
+        // No receivers is fine: nobody is watching.
+        let _ = self.events.send(event);
+    }
+}
+
+fn history_after(state: &State, since: u64) -> Result<Vec<Arc<StoredEvent>>, Error> {
+    if since >= state.resource_version {
+        return Ok(Vec::new());
+    }
+    let oldest = state
+        .history
+        .front()
+        .map(|e| e.resource_version)
+        .unwrap_or(u64::MAX);
+    if since + 1 < oldest {
+        return Err(Error::Expired(format!(
+            "too old resource version: {since} ({})",
+            oldest.saturating_sub(1)
+        )));
+    }
+    Ok(state
+        .history
+        .iter()
+        .filter(|e| e.resource_version > since)
+        .cloned()
+        .collect())
+}

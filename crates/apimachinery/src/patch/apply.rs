@@ -1,0 +1,326 @@
+//! Server-side apply (P4), the approximation the design names: the applied configuration is deep-merged
+//! into the live object (maps merge, list-maps merge by key, other lists are atomic), and each
+//! manager's applied fields are recorded in `metadata.managedFields` in the FieldsV1 format. Conflicts:
+//! a field another manager set (by Apply or Update) whose value would change is 409 unless `force`.
+
+use serde_json::{Map, Value, json};
+
+use super::{ApplyRequest, strategic::merge_key};
+use crate::{Error, FieldCause, Result};
+
+/// Dotted paths of every leaf in `value` (list-maps by key, other lists as one leaf).
+fn leaves(value: &Value, kind: &str, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                path.push(k.clone());
+                leaves(v, kind, path, out);
+                path.pop();
+            }
+        }
+        _ => out.push((path.clone(), value.clone())),
+    }
+}
+
+fn get_path<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, k| v.get(k))
+}
+
+/// FieldsV1 (`{"f:spec":{"f:table":{}}}`) for a set of leaf paths.
+fn fields_v1(paths: &[Vec<String>]) -> Value {
+    let mut root = Map::new();
+    for path in paths {
+        let mut node = &mut root;
+        for key in path {
+            let entry = node.entry(format!("f:{key}")).or_insert_with(|| json!({}));
+            node = entry.as_object_mut().expect("fields nodes are objects");
+        }
+    }
+    Value::Object(root)
+}
+
+fn paths_of_fields(fields: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let Some(map) = fields.as_object() else { return };
+    if map.is_empty() && !prefix.is_empty() {
+        out.push(prefix.clone());
+    }
+    for (key, child) in map {
+        if let Some(field) = key.strip_prefix("f:") {
+            prefix.push(field.to_owned());
+            paths_of_fields(child, prefix, out);
+            prefix.pop();
+        }
+    }
+}
+
+fn deep_merge(live: &Value, applied: &Value, kind: &str, parent: &mut Vec<String>) -> Value {
+    match (live, applied) {
+        (Value::Object(l), Value::Object(a)) => {
+            let mut out = l.clone();
+            for (key, value) in a {
+                parent.push(key.clone());
+                let merged = match (l.get(key), value) {
+                    (Some(Value::Array(existing)), Value::Array(items)) => {
+                        match merge_key(kind, &parent[..parent.len() - 1], key) {
+                            Some(mk) => {
+                                let mut list = existing.clone();
+                                for item in items {
+                                    match list.iter().position(|e| e.get(mk) == item.get(mk)) {
+                                        Some(i) => list[i] = deep_merge(&list[i], item, kind, parent),
+                                        None => list.push(item.clone()),
+                                    }
+                                }
+                                Value::Array(list)
+                            }
+                            None => value.clone(),
+                        }
+                    }
+                    (Some(existing), _) => deep_merge(existing, value, kind, parent),
+                    (None, _) => value.clone(),
+                };
+                parent.pop();
+                out.insert(key.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        _ => applied.clone(),
+    }
+}
+
+fn remove_path(value: &mut Value, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = value;
+    for key in parents {
+        match node.get_mut(key) {
+            Some(child) => node = child,
+            None => return,
+        }
+    }
+    if let Some(map) = node.as_object_mut() {
+        map.remove(last);
+    }
+}
+
+const UNOWNED: &[&str] = &["apiVersion", "kind"];
+
+pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
+    let kind = request.builtin_kind.unwrap_or("");
+    let mut applied = request.applied.clone();
+    if !applied.is_object() {
+        return Err(Error::BadRequest("an apply patch must be an object".into()));
+    }
+    if request.subresource == Some("status") {
+        let status = applied.get("status").cloned();
+        applied = json!({"apiVersion": applied["apiVersion"], "kind": applied["kind"], "metadata": applied.get("metadata").cloned().unwrap_or(json!({}))});
+        if let Some(status) = status {
+            applied["status"] = status;
+        }
+    }
+    let live = request.live.cloned().unwrap_or_else(|| json!({}));
+    let mut owned_leaves = Vec::new();
+    let mut applied_content = applied.clone();
+    if let Some(metadata) = applied_content.get_mut("metadata").and_then(Value::as_object_mut) {
+        for key in [
+            "name",
+            "namespace",
+            "resourceVersion",
+            "managedFields",
+            "uid",
+            "generation",
+            "creationTimestamp",
+        ] {
+            metadata.remove(key);
+        }
+    }
+    if let Some(map) = applied_content.as_object_mut() {
+        for key in UNOWNED {
+            map.remove(*key);
+        }
+        if map
+            .get("metadata")
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+        {
+            map.remove("metadata");
+        }
+    }
+    leaves(&applied_content, kind, &mut Vec::new(), &mut owned_leaves);
+    let managed: Vec<Value> = live
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+
+    // Conflicts: another manager's field whose value this apply changes.
+    let mut conflicts = Vec::new();
+    for entry in &managed {
+        let manager = entry.get("manager").and_then(Value::as_str).unwrap_or_default();
+        if manager == request.manager {
+            continue;
+        }
+        let mut theirs = Vec::new();
+        paths_of_fields(
+            entry.get("fieldsV1").unwrap_or(&Value::Null),
+            &mut Vec::new(),
+            &mut theirs,
+        );
+        for (path, value) in &owned_leaves {
+            let overlaps = theirs.iter().any(|t| t.starts_with(path) || path.starts_with(t));
+            if overlaps && get_path(&live, path) != Some(value) {
+                conflicts.push((manager.to_owned(), format!(".{}", path.join("."))));
+            }
+        }
+    }
+    if !conflicts.is_empty() && !request.force {
+        let details: Vec<String> = conflicts
+            .iter()
+            .map(|(m, f)| format!("conflict with \"{m}\": {f}"))
+            .collect();
+        return Err(Error::Conflict {
+            message: format!(
+                "Apply failed with {} conflict{}: {}",
+                conflicts.len(),
+                if conflicts.len() == 1 { "" } else { "s" },
+                details.join(", ")
+            ),
+            causes: conflicts
+                .iter()
+                .map(|(m, f)| {
+                    FieldCause::new(
+                        "FieldManagerConflict",
+                        f.clone(),
+                        format!("conflict with \"{m}\""),
+                    )
+                })
+                .collect(),
+        });
+    }
+
+    let mut merged = deep_merge(&live, &applied_content, kind, &mut Vec::new());
+    // Fields this manager applied before and applies no longer are removed, unless someone else owns them.
+    let previous = managed.iter().find(|e| {
+        e.get("manager").and_then(Value::as_str) == Some(request.manager)
+            && e.get("operation") == Some(&json!("Apply"))
+    });
+    if let Some(previous) = previous {
+        let mut before = Vec::new();
+        paths_of_fields(
+            previous.get("fieldsV1").unwrap_or(&Value::Null),
+            &mut Vec::new(),
+            &mut before,
+        );
+        for path in before {
+            let still_applied = owned_leaves
+                .iter()
+                .any(|(p, _)| p.starts_with(&path) || path.starts_with(p));
+            if !still_applied {
+                remove_path(&mut merged, &path);
+            }
+        }
+    }
+    for key in ["apiVersion", "kind"] {
+        if let Some(value) = applied.get(key) {
+            merged[key] = value.clone();
+        }
+    }
+    if let Some(name) = applied.pointer("/metadata/name") {
+        merged["metadata"]["name"] = name.clone();
+    }
+    let paths: Vec<Vec<String>> = owned_leaves.into_iter().map(|(p, _)| p).collect();
+    let mut entries: Vec<Value> = managed
+        .into_iter()
+        .filter(|e| {
+            !(e.get("manager").and_then(Value::as_str) == Some(request.manager)
+                && e.get("operation") == Some(&json!("Apply")))
+        })
+        .map(|mut e| {
+            // Forced fields change hands.
+            let mut theirs = Vec::new();
+            paths_of_fields(
+                e.get("fieldsV1").unwrap_or(&Value::Null),
+                &mut Vec::new(),
+                &mut theirs,
+            );
+            theirs.retain(|t| !paths.iter().any(|p| t.starts_with(p) || p.starts_with(t)));
+            e["fieldsV1"] = fields_v1(&theirs);
+            e
+        })
+        .collect();
+    let mut entry = json!({
+        "manager": request.manager,
+        "operation": "Apply",
+        "apiVersion": applied.get("apiVersion").cloned().unwrap_or(Value::Null),
+        "time": request.now,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_v1(&paths),
+    });
+    if let Some(sub) = request.subresource {
+        entry["subresource"] = json!(sub);
+    }
+    entries.push(entry);
+    merged["metadata"]["managedFields"] = Value::Array(entries);
+    Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(live: Option<&Value>, applied: &Value, manager: &str, force: bool) -> Result<Value> {
+        server_side_apply(&ApplyRequest {
+            live,
+            applied,
+            manager,
+            force,
+            subresource: None,
+            builtin_kind: None,
+            now: "2026-11-22T00:00:00Z",
+        })
+    }
+
+    #[test]
+    fn p4_apply_creates_merges_and_records_the_manager() {
+        let body = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter", "metadata": {"name": "w"}, "spec": {"table": "a"}});
+        let created = apply(None, &body, "m1", false).unwrap();
+        assert_eq!(created["spec"]["table"], "a");
+        assert_eq!(
+            created["metadata"]["managedFields"][0]["fieldsV1"],
+            json!({"f:spec": {"f:table": {}}})
+        );
+        let again = apply(Some(&created), &body, "m1", false).unwrap();
+        assert_eq!(again["spec"], created["spec"]);
+    }
+
+    #[test]
+    fn p4_another_manager_conflicts_without_force_and_takes_over_with_it() {
+        let body =
+            json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "w"}, "spec": {"table": "a"}});
+        let live = apply(None, &body, "kubectl", false).unwrap();
+        let other =
+            json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "w"}, "spec": {"table": "b"}});
+        let err = apply(Some(&live), &other, "ci", false).unwrap_err();
+        assert!(
+            err.to_string().contains("conflict with \"kubectl\": .spec.table"),
+            "{err}"
+        );
+        let forced = apply(Some(&live), &other, "ci", true).unwrap();
+        assert_eq!(forced["spec"]["table"], "b");
+        let owners = forced["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(
+            owners.iter().find(|e| e["manager"] == "kubectl").unwrap()["fieldsV1"],
+            json!({})
+        );
+    }
+
+    #[test]
+    fn p4_fields_no_longer_applied_are_removed() {
+        let body =
+            json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "w"}, "spec": {"a": 1, "b": 2}});
+        let live = apply(None, &body, "m", false).unwrap();
+        let smaller = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "w"}, "spec": {"a": 1}});
+        let out = apply(Some(&live), &smaller, "m", false).unwrap();
+        assert_eq!(out["spec"], json!({"a": 1}));
+    }
+}

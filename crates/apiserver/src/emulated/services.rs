@@ -1,0 +1,35 @@
+//! Services get an immutable cluster IP from 10.96.0.0/12, as the real allocator hands out (B5).
+
+use serde_json::{Value, json};
+
+use crate::store::State;
+
+pub(super) fn admit(state: &mut State, old: Option<&Value>, object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(old_ip) = old.and_then(|o| o.pointer("/spec/clusterIP")).cloned() {
+        spec.insert("clusterIP".into(), old_ip.clone());
+        spec.insert("clusterIPs".into(), json!([old_ip]));
+        return;
+    }
+    let requested = spec.get("clusterIP").and_then(Value::as_str).unwrap_or("");
+    if requested == "None" || spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
+        return;
+    }
+    let ip = if requested.is_empty() {
+        let offset = state.next_cluster_ip;
+        state.next_cluster_ip += 1;
+        // 10.96.0.0/12: offsets count up from 10.96.0.1.
+        format!(
+            "10.{}.{}.{}",
+            96 + (offset >> 16),
+            (offset >> 8) & 0xff,
+            offset & 0xff
+        )
+    } else {
+        requested.to_owned()
+    };
+    spec.insert("clusterIP".into(), json!(ip));
+    spec.insert("clusterIPs".into(), json!([ip]));
+}

@@ -1,0 +1,57 @@
+//! `/version`, discovery (D2-D6) and OpenAPI (D7) endpoints: thin wrappers over apimachinery's
+//! documents computed from the registry of the moment.
+
+use apimachinery::discovery as docs;
+use serde_json::{Value, json};
+
+use super::{
+    Call,
+    respond::{self, AGGREGATED_DISCOVERY, Representation},
+};
+use crate::{error::Error, store::Store};
+
+pub fn version() -> Value {
+    // The minor decides which kubectl the /usr/bin/kubectl dispatcher runs (D2).
+    json!({
+        "major": "1", "minor": "32", "gitVersion": "v1.32.4", "gitCommit": "embedded", "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64",
+    })
+}
+
+pub fn core(store: &Store, call: &Call) -> axum::response::Response {
+    if respond::negotiate(&call.accept) == Representation::AggregatedDiscovery {
+        return respond::json_with_type(
+            &docs::aggregated_discovery(&store.registry().all(), true),
+            AGGREGATED_DISCOVERY,
+        );
+    }
+    respond::json(200, &docs::core_api_versions())
+}
+
+pub fn groups(store: &Store, call: &Call) -> axum::response::Response {
+    let all = store.registry().all();
+    if respond::negotiate(&call.accept) == Representation::AggregatedDiscovery {
+        return respond::json_with_type(&docs::aggregated_discovery(&all, false), AGGREGATED_DISCOVERY);
+    }
+    respond::json(200, &docs::api_group_list(&all))
+}
+
+pub fn resources(store: &Store, group: &str, version: &str) -> Result<axum::response::Response, Error> {
+    docs::api_resource_list(&store.registry().all(), group, version)
+        .map(|list| respond::json(200, &list))
+        .ok_or(Error::UnknownResource)
+}
+
+pub fn openapi_index(store: &Store) -> axum::response::Response {
+    respond::json(200, &docs::openapi_v3_index(&store.registry().all()))
+}
+
+pub fn openapi_document(
+    store: &Store,
+    group: &str,
+    version: &str,
+) -> Result<axum::response::Response, Error> {
+    docs::openapi_v3_document(&store.registry().all(), group, version)
+        .map(|doc| respond::json(200, &doc))
+        .ok_or(Error::UnknownResource)
+}

@@ -1,0 +1,367 @@
+//! Resource endpoints: get, list (with selectors and pages), watch, create, update, patch, delete and
+//! deletecollection, on the main resource and `/status`.
+
+use std::{
+    collections::VecDeque,
+    sync::{Arc, Mutex},
+};
+
+use apimachinery::{
+    patch::PatchType,
+    resource::ResourceType,
+    selector::{FieldSelector, LabelSelector},
+    table::render_table,
+};
+use axum::{http::Method, response::Response};
+use serde_json::{Value, json};
+
+use super::{
+    Call, Shared,
+    path::ResourcePath,
+    respond::{self, Representation},
+    watch,
+};
+use crate::{
+    error::{Error, Result},
+    store::{DeleteOptions, DeletePropagation, FieldValidation, WriteOptions, meta},
+};
+
+pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
+    let rt = shared
+        .store
+        .resolve(&target.group, &target.version, &target.plural)
+        .ok_or(Error::UnknownResource)?;
+    if target.namespace.is_some() && !rt.namespaced {
+        return Err(Error::UnknownResource);
+    }
+    let status_only = match target.subresource.as_deref() {
+        None => false,
+        Some("status") if rt.status_subresource => true,
+        Some(_) => return Err(Error::UnknownResource),
+    };
+    let namespace = target.namespace.clone().unwrap_or_default();
+    let watching = matches!(call.query.get("watch").map(String::as_str), Some("true" | "1"));
+    match (&call.method, target.name.as_deref()) {
+        (&Method::GET, None) if watching => watch::serve(shared, rt, target.namespace.as_deref(), &call),
+        (&Method::GET, None) => list(shared, &rt, target.namespace.as_deref(), &call),
+        (&Method::GET, Some(name)) => {
+            let object = shared.store.get(&rt, &namespace, name)?;
+            Ok(represent_one(&rt, object, &call))
+        }
+        (&Method::POST, None) => {
+            if rt.namespaced && target.namespace.is_none() {
+                return Err(Error::MethodNotAllowed(
+                    "POST on a namespaced resource needs a namespace".into(),
+                ));
+            }
+            let body = parse_body(&call)?;
+            let written = shared
+                .store
+                .create(&rt, &namespace, body, &write_options(&call)?)?;
+            Ok(respond::with_warnings(
+                respond::json(201, &written.object),
+                &written.warnings,
+            ))
+        }
+        (&Method::PUT, Some(name)) => {
+            let body = parse_body(&call)?;
+            let written =
+                shared
+                    .store
+                    .update(&rt, &namespace, name, body, &write_options(&call)?, status_only)?;
+            Ok(respond::with_warnings(
+                respond::json(200, &written.object),
+                &written.warnings,
+            ))
+        }
+        (&Method::PATCH, Some(name)) => {
+            let content_type = call.content_type.as_deref().unwrap_or("");
+            let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
+                Error::UnsupportedMediaType(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type:?}"))
+            })?;
+            let body = parse_patch(&call, patch_type)?;
+            let options = write_options(&call)?;
+            if patch_type == PatchType::Apply && options.field_manager.as_deref().unwrap_or("").is_empty() {
+                return Err(Error::Invalid {
+                    kind_group: rt.kind.clone(),
+                    subject: crate::store::subject(&rt, name),
+                    causes: vec![apimachinery::FieldCause::new(
+                        "FieldValueRequired",
+                        "fieldManager",
+                        "Required value: is required for apply patch",
+                    )],
+                });
+            }
+            let written =
+                shared
+                    .store
+                    .patch(&rt, &namespace, name, patch_type, &body, &options, status_only)?;
+            let code = if written.created { 201 } else { 200 };
+            Ok(respond::with_warnings(
+                respond::json(code, &written.object),
+                &written.warnings,
+            ))
+        }
+        (&Method::DELETE, Some(name)) => {
+            let object = shared
+                .store
+                .delete(&rt, &namespace, name, &delete_options(&call)?)?;
+            Ok(respond::json(200, &object))
+        }
+        (&Method::DELETE, None) => {
+            let (labels, fields) = selectors(&rt, &call)?;
+            let deleted = shared.store.delete_collection(
+                &rt,
+                target.namespace.as_deref(),
+                |o| labels.matches(o) && fields.matches(o),
+                &delete_options(&call)?,
+            )?;
+            let rv = shared.store.current_resource_version().to_string();
+            Ok(respond::json(200, &list_body(&rt, deleted, &rv, None)))
+        }
+        _ => Err(Error::MethodNotAllowed(format!(
+            "the server does not allow this method on the requested resource"
+        ))),
+    }
+}
+
+fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
+    if respond::negotiate(&call.accept) == Representation::Table {
+        let rv = meta::resource_version(&object).unwrap_or_default().to_owned();
+        let table = render_table(
+            &rt.printer_columns,
+            &[&object],
+            true,
+            &rv,
+            None,
+            jiff::Timestamp::now(),
+        );
+        return respond::json(200, &table);
+    }
+    respond::json(200, &object)
+}
+
+fn parse_body(call: &Call) -> Result<Value> {
+    let content_type = call.content_type.as_deref().unwrap_or("application/json");
+    let value: Value = if content_type.contains("yaml") {
+        serde_yaml::from_slice(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?
+    } else {
+        // No Content-Type (the Python client) means JSON (D10).
+        serde_json::from_slice(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding JSON: {e}")))?
+    };
+    if !value.is_object() {
+        return Err(Error::BadRequest(
+            "the body of the request must be an object".into(),
+        ));
+    }
+    Ok(value)
+}
+
+fn parse_patch(call: &Call, patch_type: PatchType) -> Result<Value> {
+    let value: Value = if patch_type == PatchType::Apply {
+        serde_yaml::from_slice(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?
+    } else {
+        serde_json::from_slice(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding patch: {e}")))?
+    };
+    Ok(value)
+}
+
+fn dry_run(call: &Call) -> Result<bool> {
+    match call.query.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(Error::BadRequest(format!(
+            "Invalid dryRun value: {other:?}: supported values: \"All\""
+        ))),
+    }
+}
+
+fn write_options(call: &Call) -> Result<WriteOptions> {
+    let field_validation = match call.query.get("fieldValidation").map(String::as_str) {
+        None | Some("") | Some("Warn") => FieldValidation::Warn,
+        Some("Strict") => FieldValidation::Strict,
+        Some("Ignore") => FieldValidation::Ignore,
+        Some(other) => {
+            return Err(Error::BadRequest(format!(
+                "fieldValidation {other:?} is invalid: supported values are \"Ignore\", \"Warn\" and \"Strict\""
+            )));
+        }
+    };
+    Ok(WriteOptions {
+        dry_run: dry_run(call)?,
+        field_manager: call.query.get("fieldManager").cloned().filter(|m| !m.is_empty()),
+        field_validation,
+        force: call.query.get("force").map(String::as_str) == Some("true"),
+    })
+}
+
+fn delete_options(call: &Call) -> Result<DeleteOptions> {
+    let body: Value = if call.body.is_empty() {
+        json!({})
+    } else {
+        serde_json::from_slice(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding DeleteOptions: {e}")))?
+    };
+    let policy = body
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| call.query.get("propagationPolicy").cloned());
+    let propagation = match policy.as_deref() {
+        None | Some("") | Some("Background") => DeletePropagation::Background,
+        Some("Foreground") => DeletePropagation::Foreground,
+        Some("Orphan") => DeletePropagation::Orphan,
+        Some(other) => {
+            return Err(Error::BadRequest(format!(
+                "propagationPolicy {other:?} is not supported"
+            )));
+        }
+    };
+    let body_dry_run = body
+        .get("dryRun")
+        .and_then(Value::as_array)
+        .is_some_and(|d| d.iter().any(|v| v == "All"));
+    Ok(DeleteOptions {
+        dry_run: dry_run(call)? || body_dry_run,
+        propagation,
+        precondition_uid: body
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        precondition_resource_version: body
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+pub fn selectors(rt: &ResourceType, call: &Call) -> Result<(LabelSelector, FieldSelector)> {
+    let labels = LabelSelector::parse(call.query.get("labelSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| Error::BadRequest(e.to_string()))?;
+    let supported: Vec<&str> = rt.field_labels.iter().map(String::as_str).collect();
+    let fields = FieldSelector::parse(
+        call.query.get("fieldSelector").map(String::as_str).unwrap_or(""),
+        &supported,
+    )
+    .map_err(|e| Error::BadRequest(e.to_string()))?;
+    Ok((labels, fields))
+}
+
+fn list_body(
+    rt: &ResourceType,
+    items: Vec<Value>,
+    resource_version: &str,
+    continue_token: Option<&str>,
+) -> Value {
+    let mut metadata = json!({"resourceVersion": resource_version});
+    if let Some(token) = continue_token {
+        metadata["continue"] = json!(token);
+    }
+    json!({"apiVersion": rt.api_version(), "kind": rt.list_kind(), "metadata": metadata, "items": items})
+}
+
+/// Lists (W1-W4). A `limit` cuts the list into pages taken from one snapshot, so every page shows the
+/// same state and carries the same resourceVersion, as etcd-backed pagination does.
+fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: &Call) -> Result<Response> {
+    let (labels, fields) = selectors(rt, call)?;
+    let limit = call
+        .query
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0);
+    let (items, resource_version, offset) = match call.query.get("continue").filter(|t| !t.is_empty()) {
+        Some(token) => {
+            let (snapshot, offset) = shared.pages.resume(token)?;
+            (snapshot.items.clone(), snapshot.resource_version.clone(), offset)
+        }
+        None => {
+            let (objects, rv) = shared.store.list(rt, namespace);
+            let items: Vec<Value> = objects
+                .into_iter()
+                .filter(|o| labels.matches(o) && fields.matches(o))
+                .collect();
+            (Arc::new(items), rv.to_string(), 0)
+        }
+    };
+    let end = limit.map_or(items.len(), |l| (offset + l).min(items.len()));
+    let page: Vec<Value> = items[offset.min(items.len())..end].to_vec();
+    let token = (end < items.len()).then(|| shared.pages.keep(items.clone(), &resource_version, end));
+    if respond::negotiate(&call.accept) == Representation::Table {
+        let refs: Vec<&Value> = page.iter().collect();
+        let table = render_table(
+            &rt.printer_columns,
+            &refs,
+            true,
+            &resource_version,
+            token.as_deref(),
+            jiff::Timestamp::now(),
+        );
+        return Ok(respond::json(200, &table));
+    }
+    Ok(respond::json(
+        200,
+        &list_body(rt, page, &resource_version, token.as_deref()),
+    ))
+}
+
+/// One paginated list's items, kept until its pages are read.
+pub struct Snapshot {
+    items: Arc<Vec<Value>>,
+    resource_version: String,
+}
+
+/// Recent list snapshots behind `continue` tokens. Bounded: the oldest go first, and a token whose
+/// snapshot is gone is 410 Expired, as an etcd compaction would make it.
+#[derive(Default)]
+pub struct PageCache {
+    snapshots: Mutex<VecDeque<(u64, Arc<Snapshot>)>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+const KEPT_SNAPSHOTS: usize = 64;
+
+impl PageCache {
+    fn keep(&self, items: Arc<Vec<Value>>, resource_version: &str, offset: usize) -> String {
+        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut snapshots = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
+        if !snapshots.iter().any(|(_, s)| Arc::ptr_eq(&s.items, &items)) {
+            snapshots.push_back((
+                id,
+                Arc::new(Snapshot {
+                    items,
+                    resource_version: resource_version.to_owned(),
+                }),
+            ));
+            while snapshots.len() > KEPT_SNAPSHOTS {
+                snapshots.pop_front();
+            }
+            return format!("{id}.{offset}");
+        }
+        let existing = snapshots
+            .iter()
+            .find(|(_, s)| Arc::ptr_eq(&s.items, &items))
+            .map(|(id, _)| *id)
+            .unwrap_or(id);
+        format!("{existing}.{offset}")
+    }
+
+    fn resume(&self, token: &str) -> Result<(Arc<Snapshot>, usize)> {
+        let parsed = token
+            .split_once('.')
+            .and_then(|(id, offset)| Some((id.parse::<u64>().ok()?, offset.parse().ok()?)));
+        let (id, offset) =
+            parsed.ok_or_else(|| Error::BadRequest(format!("invalid continue token {token:?}")))?;
+        let snapshots = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
+        snapshots
+            .iter()
+            .find(|(kept, _)| *kept == id)
+            .map(|(_, snapshot)| (snapshot.clone(), offset))
+            .ok_or_else(|| {
+                Error::Expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into())
+            })
+    }
+}

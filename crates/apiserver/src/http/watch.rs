@@ -1,0 +1,243 @@
+//! Watch streams (W5-W11): newline-delimited events over a chunked 200 response. Each watch runs as its
+//! own task feeding a bounded channel, so a slow client only slows itself; the store never waits.
+
+use std::{sync::Arc, time::Duration};
+
+use apimachinery::{
+    resource::ResourceType,
+    selector::{FieldSelector, LabelSelector},
+    table::render_table,
+};
+use axum::{body::Body, http::header, response::Response};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+
+use super::{
+    Call, Shared,
+    resources::selectors,
+    respond::{self, Representation},
+};
+use crate::{
+    error::{Error, Result},
+    store::{EventType, StoredEvent, lifecycle, storage_key},
+};
+
+const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+/// Without `timeoutSeconds`, a watch ends after about half an hour, as kube-apiserver's do.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+struct Filter {
+    resource: String,
+    namespace: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+}
+
+impl Filter {
+    fn selects(&self, object: &Value) -> bool {
+        self.labels.matches(object) && self.fields.matches(object)
+    }
+}
+
+pub fn serve(
+    shared: &Arc<Shared>,
+    rt: Arc<ResourceType>,
+    namespace: Option<&str>,
+    call: &Call,
+) -> Result<Response> {
+    let (labels, fields) = selectors(&rt, call)?;
+    let filter = Filter {
+        resource: storage_key(&rt),
+        namespace: namespace.map(str::to_owned),
+        labels,
+        fields,
+    };
+    let query = |key: &str| call.query.get(key).map(String::as_str);
+    let bookmarks = query("allowWatchBookmarks") == Some("true");
+    let initial_events = query("sendInitialEvents") == Some("true");
+    if initial_events && (!bookmarks || query("resourceVersionMatch") != Some("NotOlderThan")) {
+        return Err(Error::Invalid {
+            kind_group: rt.kind.clone(),
+            subject: Default::default(),
+            causes: vec![apimachinery::FieldCause::new(
+                "FieldValueForbidden",
+                "sendInitialEvents",
+                "Forbidden: sendInitialEvents requires setting allowWatchBookmarks=true and resourceVersionMatch=NotOlderThan",
+            )],
+        });
+    }
+    let since = match query("resourceVersion") {
+        None | Some("") | Some("0") => None,
+        Some(_) if initial_events => None,
+        Some(rv) => Some(
+            rv.parse::<u64>()
+                .map_err(|_| Error::BadRequest(format!("invalid resourceVersion {rv:?}")))?,
+        ),
+    };
+    let timeout = query("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let table = respond::negotiate(&call.accept) == Representation::Table;
+    let (sender, receiver) = mpsc::channel::<Bytes>(256);
+    let start = shared.store.watch(&rt, since);
+    let store = shared.store.clone();
+    tokio::spawn(async move {
+        let mut stream = Stream {
+            sender,
+            rt,
+            table,
+            headers_sent: false,
+        };
+        let start = match start {
+            Ok(start) => start,
+            Err(error) => {
+                // A too-old resourceVersion is an in-stream ERROR, not an HTTP error (W6).
+                let _ = stream.send_raw("ERROR", error.to_status()).await;
+                return;
+            }
+        };
+        let mut last_rv = since.unwrap_or(start.resource_version);
+        for event in &start.replay {
+            if !stream.send_event(&filter, event).await {
+                return;
+            }
+        }
+        if initial_events {
+            let marker = json!({"k8s.io/initial-events-end": "true"});
+            if !stream.bookmark(start.resource_version, Some(marker)).await {
+                return;
+            }
+        }
+        last_rv = last_rv.max(start.resource_version);
+        let mut live = start.live;
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                _ = &mut deadline => {
+                    if bookmarks {
+                        stream.bookmark(last_rv, None).await;
+                    }
+                    return;
+                }
+                _ = ticker.tick(), if bookmarks => {
+                    if !stream.bookmark(last_rv, None).await { return; }
+                }
+                received = live.recv() => match received {
+                    Ok(event) => {
+                        if event.resource_version <= last_rv { continue; }
+                        last_rv = event.resource_version;
+                        if !stream.send_event(&filter, &event).await { return; }
+                    }
+                    Err(RecvError::Lagged(_)) => {
+                        // Fell behind the live channel: catch up from the history ring, or end with 410.
+                        match store.events_after(last_rv) {
+                            Ok(missed) => {
+                                for event in missed {
+                                    last_rv = event.resource_version;
+                                    if !stream.send_event(&filter, &event).await { return; }
+                                }
+                            }
+                            Err(error) => {
+                                let _ = stream.send_raw("ERROR", error.to_status()).await;
+                                return;
+                            }
+                        }
+                    }
+                    Err(RecvError::Closed) => return,
+                },
+                _ = stream.sender.closed() => return,
+            }
+        }
+    });
+    let body = Body::from_stream(futures::stream::unfold(receiver, |mut receiver| async move {
+        receiver
+            .recv()
+            .await
+            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), receiver))
+    }));
+    let mut response = Response::new(body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache, private"),
+    );
+    Ok(response)
+}
+
+struct Stream {
+    sender: mpsc::Sender<Bytes>,
+    rt: Arc<ResourceType>,
+    table: bool,
+    headers_sent: bool,
+}
+
+impl Stream {
+    async fn send_raw(&mut self, event_type: &str, object: Value) -> bool {
+        let mut line = serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
+        line.push(b'\n');
+        self.sender.send(Bytes::from(line)).await.is_ok()
+    }
+
+    async fn bookmark(&mut self, resource_version: u64, annotations: Option<Value>) -> bool {
+        let mut metadata = json!({"resourceVersion": resource_version.to_string()});
+        if let Some(annotations) = annotations {
+            metadata["annotations"] = annotations;
+        }
+        let object = json!({"kind": self.rt.kind, "apiVersion": self.rt.api_version(), "metadata": metadata});
+        self.send_raw("BOOKMARK", object).await
+    }
+
+    /// Sends `event` if the filter selects it, turning selector enter/leave into ADDED/DELETED (W11).
+    async fn send_event(&mut self, filter: &Filter, event: &StoredEvent) -> bool {
+        if event.resource != filter.resource {
+            return true;
+        }
+        if filter
+            .namespace
+            .as_deref()
+            .is_some_and(|ns| ns != event.namespace)
+        {
+            return true;
+        }
+        let object = lifecycle::present(&self.rt, &event.object);
+        let now = filter.selects(&object);
+        let before = event
+            .previous
+            .as_ref()
+            .map(|p| filter.selects(&lifecycle::present(&self.rt, p)));
+        let event_type = match (event.event_type, now, before) {
+            (EventType::Modified, true, Some(false)) => EventType::Added,
+            (EventType::Modified, false, Some(true)) => EventType::Deleted,
+            (_, false, _) => return true,
+            (kind, true, _) => kind,
+        };
+        let object = if self.table {
+            let rv = object
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let table = render_table(
+                &self.rt.printer_columns,
+                &[&object],
+                !self.headers_sent,
+                &rv,
+                None,
+                jiff::Timestamp::now(),
+            );
+            self.headers_sent = true;
+            table
+        } else {
+            object
+        };
+        self.send_raw(event_type.as_str(), object).await
+    }
+}

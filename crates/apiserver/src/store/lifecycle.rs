@@ -1,0 +1,141 @@
+//! How an object looks on the way in (admission: defaults, validation, server-set fields) and on the
+//! way out (the version asked for, defaults on read, the events.k8s.io view of core Events).
+
+use apimachinery::{
+    FieldCause,
+    resource::ResourceType,
+    validation::{NameRule, validate_metadata},
+};
+use serde_json::{Map, Value, json};
+
+use super::meta;
+
+/// The stored object as a client of `rt` sees it.
+pub fn present(rt: &ResourceType, stored: &Value) -> Value {
+    let mut object = stored.clone();
+    if rt.group == "events.k8s.io" && rt.plural == "events" {
+        object = core_event_to_events_v1(&object);
+    }
+    if let Some(map) = object.as_object_mut() {
+        map.insert("apiVersion".into(), json!(rt.api_version()));
+        map.insert("kind".into(), json!(rt.kind));
+    }
+    if let Some(schema) = &rt.schema {
+        schema.apply_defaults(&mut object);
+    }
+    object
+}
+
+/// The object as it is stored, from what a client of `rt` sent.
+pub fn to_storage(rt: &ResourceType, object: Value) -> Value {
+    if rt.group == "events.k8s.io" && rt.plural == "events" {
+        return events_v1_to_core_event(&object);
+    }
+    object
+}
+
+pub fn name_rule(rt: &ResourceType) -> NameRule {
+    match (rt.group.as_str(), rt.plural.as_str()) {
+        ("", "namespaces") => NameRule::Label,
+        ("", "services") => NameRule::Dns1035Label,
+        _ => NameRule::Subdomain,
+    }
+}
+
+/// Metadata rules every kind shares (V5).
+pub fn validate_common(rt: &ResourceType, object: &Value) -> Vec<FieldCause> {
+    validate_metadata(object, name_rule(rt))
+}
+
+/// Field pairs between the two Event APIs, per the official conversion (B2).
+const EVENT_FIELDS: &[(&str, &str)] = &[
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("deprecatedSource", "source"),
+    ("deprecatedCount", "count"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("reportingController", "reportingComponent"),
+];
+
+fn rename_fields(object: &Value, from_index: usize) -> Value {
+    let Some(map) = object.as_object() else {
+        return object.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in map {
+        let renamed = EVENT_FIELDS.iter().find_map(|pair| {
+            let (events_v1, core) = *pair;
+            let (from, to) = if from_index == 0 {
+                (events_v1, core)
+            } else {
+                (core, events_v1)
+            };
+            (from == key).then_some(to)
+        });
+        out.insert(renamed.unwrap_or(key).to_owned(), value.clone());
+    }
+    Value::Object(out)
+}
+
+fn events_v1_to_core_event(object: &Value) -> Value {
+    let mut core = rename_fields(object, 0);
+    // Core Events need both a source and a count for `kubectl describe` and the Python client.
+    if let Some(map) = core.as_object_mut() {
+        if !map.contains_key("source") {
+            if let Some(component) = map.get("reportingComponent").cloned() {
+                map.insert("source".into(), json!({"component": component}));
+            }
+        }
+        if let Some(series) = map.get("series").cloned() {
+            if let Some(count) = series.get("count") {
+                map.insert("count".into(), count.clone());
+            }
+            if let Some(last) = series.get("lastObservedTime") {
+                map.insert("lastTimestamp".into(), json!(truncate_micro_time(last)));
+            }
+        }
+        if !map.contains_key("firstTimestamp") {
+            if let Some(time) = map.get("eventTime").map(truncate_micro_time) {
+                map.insert("firstTimestamp".into(), json!(time));
+                map.entry("lastTimestamp").or_insert(json!(time));
+            }
+        }
+        map.entry("count").or_insert(json!(1));
+    }
+    core
+}
+
+fn core_event_to_events_v1(object: &Value) -> Value {
+    rename_fields(object, 1)
+}
+
+/// `2026-11-22T10:00:00.123456Z` -> `2026-11-22T10:00:00Z`: core Event timestamps are whole seconds.
+fn truncate_micro_time(value: &Value) -> String {
+    let text = value.as_str().unwrap_or_default();
+    match text.split_once('.') {
+        Some((seconds, _)) => format!("{seconds}Z"),
+        None => text.to_owned(),
+    }
+}
+
+/// Fields of `metadata` only the server sets; a client's values are replaced by the stored ones.
+pub fn keep_server_fields(new: &mut Value, old: &Value) {
+    let metadata = meta::metadata_mut(new);
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+    ] {
+        match old.pointer(&format!("/metadata/{field}")) {
+            Some(value) => {
+                metadata.insert(field.to_owned(), value.clone());
+            }
+            None => {
+                metadata.remove(field);
+            }
+        }
+    }
+}

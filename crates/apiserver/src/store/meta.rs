@@ -1,0 +1,93 @@
+//! Small accessors for `metadata` fields of objects held as JSON.
+
+use serde_json::{Map, Value, json};
+
+pub fn str_at<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
+    object.pointer(pointer).and_then(Value::as_str)
+}
+
+pub fn name(object: &Value) -> &str {
+    str_at(object, "/metadata/name").unwrap_or("")
+}
+
+pub fn uid(object: &Value) -> &str {
+    str_at(object, "/metadata/uid").unwrap_or("")
+}
+
+pub fn resource_version(object: &Value) -> Option<&str> {
+    str_at(object, "/metadata/resourceVersion").filter(|rv| !rv.is_empty())
+}
+
+pub fn is_deleting(object: &Value) -> bool {
+    object
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+pub fn finalizers(object: &Value) -> Vec<String> {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn set_finalizers(object: &mut Value, finalizers: &[String]) {
+    let metadata = metadata_mut(object);
+    if finalizers.is_empty() {
+        metadata.remove("finalizers");
+    } else {
+        metadata.insert("finalizers".into(), json!(finalizers));
+    }
+}
+
+pub fn generation(object: &Value) -> i64 {
+    object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// `metadata` as a mutable map, created when absent or not an object.
+pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
+    if !object.is_object() {
+        *object = json!({});
+    }
+    let root = object.as_object_mut().expect("made an object above");
+    let metadata = root.entry("metadata").or_insert_with(|| json!({}));
+    if !metadata.is_object() {
+        *metadata = json!({});
+    }
+    metadata.as_object_mut().expect("made an object above")
+}
+
+/// The uids named in `metadata.ownerReferences`.
+pub fn owner_uids(object: &Value) -> Vec<String> {
+    object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|refs| {
+            refs.iter()
+                .filter_map(|r| r.get("uid")?.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Everything of an object but `metadata` and `status`: a change here bumps `generation` (C4).
+pub fn spec_part(object: &Value) -> Value {
+    let mut copy = object.clone();
+    if let Some(map) = copy.as_object_mut() {
+        map.remove("metadata");
+        map.remove("status");
+    }
+    copy
+}
+
+pub fn now_rfc3339() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}

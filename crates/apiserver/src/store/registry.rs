@@ -1,0 +1,77 @@
+//! Which resource types are served right now: the built-ins plus one entry per served CRD version.
+//! Discovery, routing and validation all read from here, so a CRD change is visible at once (D5).
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use apimachinery::resource::{self, Origin, ResourceType};
+
+#[derive(Debug, Clone)]
+pub struct Registry {
+    /// (group, version, plural) -> type.
+    by_gvr: BTreeMap<(String, String, String), Arc<ResourceType>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        let mut registry = Registry {
+            by_gvr: BTreeMap::new(),
+        };
+        for rt in resource::builtins() {
+            registry.insert(rt);
+        }
+        registry
+    }
+}
+
+impl Registry {
+    fn insert(&mut self, rt: ResourceType) {
+        self.by_gvr.insert(
+            (rt.group.clone(), rt.version.clone(), rt.plural.clone()),
+            Arc::new(rt),
+        );
+    }
+
+    pub fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.by_gvr
+            .get(&(group.to_owned(), version.to_owned(), plural.to_owned()))
+            .cloned()
+    }
+
+    /// The type serving `kind` in `api_version` (for owner references and apply bodies).
+    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceType>> {
+        self.by_gvr
+            .values()
+            .find(|rt| rt.kind == kind && rt.api_version() == api_version)
+            .cloned()
+    }
+
+    /// Every version served for `group`/`plural` (one storage, many views).
+    pub fn versions_of(&self, group: &str, plural: &str) -> Vec<Arc<ResourceType>> {
+        self.by_gvr
+            .values()
+            .filter(|rt| rt.group == group && rt.plural == plural)
+            .cloned()
+            .collect()
+    }
+
+    pub fn all(&self) -> Vec<ResourceType> {
+        self.by_gvr.values().map(|rt| (**rt).clone()).collect()
+    }
+
+    /// Replaces whatever the CRD `crd_name` served with `types`.
+    pub fn set_crd(&mut self, crd_name: &str, types: Vec<ResourceType>) {
+        self.remove_crd(crd_name);
+        for rt in types {
+            self.insert(rt);
+        }
+    }
+
+    pub fn remove_crd(&mut self, crd_name: &str) {
+        self.by_gvr.retain(|_, rt| {
+            rt.origin
+                != Origin::Crd {
+                    name: crd_name.to_owned(),
+                }
+        });
+    }
+}

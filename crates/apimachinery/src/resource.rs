@@ -37,6 +37,8 @@ pub struct ResourceType {
     pub schema: Option<Arc<StructuralSchema>>,
     /// Printer columns besides Name (T1); CRDs' `additionalPrinterColumns`.
     pub printer_columns: Vec<PrinterColumn>,
+    /// CRDs only: the raw `openAPIV3Schema`, for OpenAPI documents (D8).
+    pub openapi_schema: Option<Value>,
     /// Field selector labels allowed besides `metadata.name`/`metadata.namespace` (W2).
     pub field_labels: Vec<String>,
     pub origin: Origin,
@@ -70,14 +72,299 @@ impl ResourceType {
     }
 }
 
+const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+struct BuiltIn {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    short_names: &'static [&'static str],
+    status: bool,
+    field_labels: &'static [&'static str],
+}
+
+const fn builtin(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+) -> BuiltIn {
+    BuiltIn {
+        group,
+        version,
+        kind,
+        plural,
+        namespaced: true,
+        short_names: &[],
+        status: false,
+        field_labels: &[],
+    }
+}
+
+const CORE_EVENT_FIELDS: &[&str] = &[
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+
+const EVENTS_V1_FIELDS: &[&str] = &[
+    "regarding.kind",
+    "regarding.namespace",
+    "regarding.name",
+    "regarding.uid",
+    "regarding.apiVersion",
+    "reason",
+    "reportingController",
+    "type",
+];
+
 /// Every built-in resource type the server serves (B1).
 pub fn builtins() -> Vec<ResourceType> {
-    todo!("B1")
+    let table = [
+        BuiltIn {
+            namespaced: false,
+            short_names: &["ns"],
+            status: true,
+            ..builtin("", "v1", "Namespace", "namespaces")
+        },
+        BuiltIn {
+            short_names: &["cm"],
+            ..builtin("", "v1", "ConfigMap", "configmaps")
+        },
+        builtin("", "v1", "Secret", "secrets"),
+        BuiltIn {
+            short_names: &["svc"],
+            status: true,
+            ..builtin("", "v1", "Service", "services")
+        },
+        BuiltIn {
+            short_names: &["ev"],
+            field_labels: CORE_EVENT_FIELDS,
+            ..builtin("", "v1", "Event", "events")
+        },
+        BuiltIn {
+            short_names: &["po"],
+            status: true,
+            ..builtin("", "v1", "Pod", "pods")
+        },
+        BuiltIn {
+            short_names: &["sa"],
+            ..builtin("", "v1", "ServiceAccount", "serviceaccounts")
+        },
+        BuiltIn {
+            short_names: &["deploy"],
+            status: true,
+            ..builtin("apps", "v1", "Deployment", "deployments")
+        },
+        BuiltIn {
+            short_names: &["sts"],
+            status: true,
+            ..builtin("apps", "v1", "StatefulSet", "statefulsets")
+        },
+        BuiltIn {
+            short_names: &["rs"],
+            status: true,
+            ..builtin("apps", "v1", "ReplicaSet", "replicasets")
+        },
+        builtin("coordination.k8s.io", "v1", "Lease", "leases"),
+        BuiltIn {
+            short_names: &["ev"],
+            field_labels: EVENTS_V1_FIELDS,
+            ..builtin("events.k8s.io", "v1", "Event", "events")
+        },
+        BuiltIn {
+            namespaced: false,
+            short_names: &["crd", "crds"],
+            status: true,
+            ..builtin(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+            )
+        },
+        builtin("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+        builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
+        BuiltIn {
+            namespaced: false,
+            ..builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles")
+        },
+        BuiltIn {
+            namespaced: false,
+            ..builtin(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                "clusterrolebindings",
+            )
+        },
+        BuiltIn {
+            status: true,
+            ..builtin("batch", "v1", "Job", "jobs")
+        },
+    ];
+    table
+        .into_iter()
+        .map(|b| ResourceType {
+            group: b.group.to_owned(),
+            version: b.version.to_owned(),
+            kind: b.kind.to_owned(),
+            plural: b.plural.to_owned(),
+            singular: b.kind.to_lowercase(),
+            namespaced: b.namespaced,
+            short_names: b.short_names.iter().map(|s| (*s).to_owned()).collect(),
+            categories: if matches!(
+                b.plural,
+                "pods" | "services" | "deployments" | "statefulsets" | "replicasets" | "jobs"
+            ) {
+                vec!["all".to_owned()]
+            } else {
+                Vec::new()
+            },
+            status_subresource: b.status,
+            verbs: ALL_VERBS.iter().map(|v| (*v).to_owned()).collect(),
+            schema: None,
+            openapi_schema: None,
+            printer_columns: Vec::new(),
+            field_labels: b.field_labels.iter().map(|s| (*s).to_owned()).collect(),
+            origin: Origin::BuiltIn,
+        })
+        .collect()
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The resource types a CustomResourceDefinition serves (one per served version). The CRD must already
 /// have passed [`crate::schema::validate_crd`].
 pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<FieldCause>> {
-    let _ = crd;
-    todo!("V1")
+    let text = |pointer: &str| {
+        crd.pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let kind = text("/spec/names/kind");
+    let singular = Some(text("/spec/names/singular"))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| kind.to_lowercase());
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut types = Vec::new();
+    for (index, version) in versions.iter().enumerate() {
+        if version.get("served").and_then(Value::as_bool) == Some(false) {
+            continue;
+        }
+        let raw_schema = version.pointer("/schema/openAPIV3Schema").cloned();
+        let schema = match &raw_schema {
+            Some(raw) => Some(Arc::new(StructuralSchema::compile(raw).map_err(|causes| {
+                causes
+                    .into_iter()
+                    .map(|mut c| {
+                        let prefix = format!("spec.versions[{index}].schema.openAPIV3Schema");
+                        c.field = if c.field.is_empty() {
+                            prefix
+                        } else {
+                            format!("{prefix}.{}", c.field)
+                        };
+                        c
+                    })
+                    .collect::<Vec<_>>()
+            })?)),
+            None => None,
+        };
+        let printer_columns = version
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array)
+            .map(|columns| {
+                columns
+                    .iter()
+                    .map(|c| PrinterColumn {
+                        name: c
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        column_type: c
+                            .get("type")
+                            .and_then(Value::as_str)
+                            .unwrap_or("string")
+                            .to_owned(),
+                        format: c
+                            .get("format")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        description: c
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+                        json_path: c
+                            .get("jsonPath")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        types.push(ResourceType {
+            group: text("/spec/group"),
+            version: version
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            kind: kind.clone(),
+            plural: text("/spec/names/plural"),
+            singular: singular.clone(),
+            namespaced: text("/spec/scope") != "Cluster",
+            short_names: strings(crd.pointer("/spec/names/shortNames")),
+            categories: strings(crd.pointer("/spec/names/categories")),
+            status_subresource: version.pointer("/subresources/status").is_some(),
+            verbs: ALL_VERBS.iter().map(|v| (*v).to_owned()).collect(),
+            schema,
+            openapi_schema: raw_schema,
+            printer_columns,
+            field_labels: Vec::new(),
+            origin: Origin::Crd {
+                name: text("/metadata/name"),
+            },
+        });
+    }
+    Ok(types)
 }

@@ -143,6 +143,12 @@ fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
 
 fn parse_body(call: &Call) -> Result<Value> {
     let content_type = call.content_type.as_deref().unwrap_or("application/json");
+    if content_type.contains("protobuf") || content_type.contains("cbor") {
+        // Only JSON and YAML are served; client-go retries with JSON on 415.
+        return Err(Error::UnsupportedMediaType(format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {content_type:?}"
+        )));
+    }
     let value: Value = if content_type.contains("yaml") {
         serde_yaml::from_slice(&call.body)
             .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?

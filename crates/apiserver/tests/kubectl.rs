@@ -1,0 +1,274 @@
+//! kubectl 1.32 (/usr/bin/kubectl, default flags) against the embedded API server: the conformance
+//! checks of shared/design/apiserver.md section 3 that issue 2 names. Each kubectl call has a timeout.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+use apiserver::{ApiServer, Config};
+
+struct Kubectl {
+    _server: ApiServer,
+    home: tempfile::TempDir,
+    kubeconfig: PathBuf,
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+impl Kubectl {
+    async fn start() -> Kubectl {
+        let server = ApiServer::start(Config::default()).await.expect("server starts");
+        let home = tempfile::tempdir().expect("temp dir");
+        let kubeconfig = home.path().join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+        Kubectl {
+            _server: server,
+            home,
+            kubeconfig,
+        }
+    }
+
+    /// Runs kubectl with a clean HOME (no discovery cache) and returns its output.
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = Command::new("/usr/bin/kubectl");
+        command
+            .args(args)
+            .arg("--request-timeout=20s")
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.home.path());
+        tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("join")
+            .expect("kubectl runs")
+    }
+
+    async fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args).await;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+
+    async fn fails(&self, args: &[&str]) -> String {
+        let output = self.run(args).await;
+        assert!(
+            !output.status.success(),
+            "kubectl {args:?} unexpectedly succeeded"
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_1_2_version_and_api_resources() {
+    let kubectl = Kubectl::start().await;
+    let version = kubectl.ok(&["version"]).await;
+    assert!(version.contains("Server Version: v1.32"), "{version}");
+    let resources = kubectl.ok(&["api-resources"]).await;
+    for expected in [
+        "configmaps",
+        "cm",
+        "deployments",
+        "deploy",
+        "leases",
+        "customresourcedefinitions",
+        "crd,crds",
+    ] {
+        assert!(
+            resources.contains(expected),
+            "api-resources lacks {expected}:\n{resources}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_3_to_8_crd_apply_validation_printer_columns_and_status() {
+    let kubectl = Kubectl::start().await;
+    kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
+    kubectl
+        .ok(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "crd/postgreswriters.example.com",
+            "--timeout=10s",
+        ])
+        .await;
+    let resources = kubectl.ok(&["api-resources"]).await;
+    assert!(resources.contains("pgw"), "{resources}");
+    let raw = kubectl.ok(&["get", "--raw", "/apis/example.com/v1"]).await;
+    assert!(raw.contains("postgreswriters/status"), "{raw}");
+
+    kubectl.ok(&["apply", "-f", &fixture("cr.yaml")]).await;
+    let table = kubectl.ok(&["get", "postgreswriters"]).await;
+    let header = table.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("NAME")
+            && header.contains("TABLE")
+            && header.contains("REPLICAS")
+            && header.contains("AGE"),
+        "{table}"
+    );
+    assert!(table.contains("w1") && table.contains("students"), "{table}");
+
+    let strict = kubectl
+        .fails(&["apply", "-f", &fixture("cr-unknown-field.yaml")])
+        .await;
+    assert!(
+        strict.contains("strict decoding error") && strict.contains("colour"),
+        "{strict}"
+    );
+    kubectl
+        .ok(&[
+            "apply",
+            "--validate=false",
+            "-f",
+            &fixture("cr-unknown-field.yaml"),
+        ])
+        .await;
+    let spec = kubectl.ok(&["get", "pgw", "w2", "-o", "jsonpath={.spec}"]).await;
+    let spec: serde_json::Value = serde_json::from_str(&spec).expect("spec is JSON");
+    assert_eq!(
+        spec,
+        serde_json::json!({"table": "students", "replicas": 1}),
+        "pruned and defaulted"
+    );
+
+    let invalid = kubectl.fails(&["apply", "-f", &fixture("cr-invalid.yaml")]).await;
+    assert!(invalid.contains("is invalid"), "{invalid}");
+
+    kubectl
+        .ok(&[
+            "patch",
+            "pgw",
+            "w1",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"table":"pupils"}}"#,
+        ])
+        .await;
+    kubectl
+        .ok(&[
+            "patch",
+            "pgw",
+            "w1",
+            "--subresource=status",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"status":{"phase":"Ready"}}"#,
+        ])
+        .await;
+    let object = kubectl
+        .ok(&[
+            "get",
+            "pgw",
+            "w1",
+            "-o",
+            "jsonpath={.metadata.generation} {.spec.table} {.status.phase}",
+        ])
+        .await;
+    assert_eq!(object, "2 pupils Ready");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_11_finalizer_blocks_delete_until_removed() {
+    let kubectl = Kubectl::start().await;
+    kubectl.ok(&["create", "-f", &fixture("configmap.yaml")]).await;
+    kubectl
+        .ok(&[
+            "patch",
+            "cm",
+            "held",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"finalizers":["x/y"]}}"#,
+        ])
+        .await;
+    kubectl.fails(&["delete", "cm", "held", "--timeout=2s"]).await;
+    let deleting = kubectl
+        .ok(&[
+            "get",
+            "cm",
+            "held",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        ])
+        .await;
+    assert!(!deleting.is_empty(), "deletionTimestamp set");
+    kubectl
+        .ok(&[
+            "patch",
+            "cm",
+            "held",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+        ])
+        .await;
+    kubectl
+        .ok(&["wait", "--for=delete", "cm/held", "--timeout=5s"])
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_13_16_namespace_deletion_and_error_messages() {
+    let kubectl = Kubectl::start().await;
+    kubectl.ok(&["create", "-f", &fixture("namespace-t.yaml")]).await;
+    kubectl
+        .ok(&["delete", "ns", "t", "--wait", "--timeout=10s"])
+        .await;
+    let missing = kubectl.fails(&["get", "cm", "c", "-n", "t"]).await;
+    assert!(
+        missing.contains("NotFound") || missing.contains("not found"),
+        "{missing}"
+    );
+    kubectl.ok(&["create", "-f", &fixture("configmap.yaml")]).await;
+    let exists = kubectl.fails(&["create", "-f", &fixture("configmap.yaml")]).await;
+    assert!(
+        exists.contains("AlreadyExists") || exists.contains("already exists"),
+        "{exists}"
+    );
+    let nope = kubectl.fails(&["get", "cm", "nope"]).await;
+    assert!(nope.contains("NotFound") || nope.contains("not found"), "{nope}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_9_27_deployment_reapply_removes_a_container_and_rolls_out() {
+    let kubectl = Kubectl::start().await;
+    kubectl.ok(&["apply", "-f", &fixture("deployment.yaml")]).await;
+    kubectl
+        .ok(&["apply", "-f", &fixture("deployment-one-container.yaml")])
+        .await;
+    let containers = kubectl
+        .ok(&[
+            "get",
+            "deploy",
+            "d1",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[*].name}",
+        ])
+        .await;
+    assert_eq!(
+        containers, "web",
+        "client-side apply's strategic merge patch removed exactly the sidecar"
+    );
+    let rollout = kubectl
+        .ok(&["rollout", "status", "deploy/d1", "--timeout=5s"])
+        .await;
+    assert!(rollout.contains("successfully rolled out"), "{rollout}");
+}

@@ -41,7 +41,19 @@ impl Error {
     /// Terminal errors are reported (status condition, Event, metric) but not retried with back-off:
     /// only a change to the object can fix them, and that change triggers a reconcile by itself.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, Error::InvalidSpec(_) | Error::NotOwned(_))
+        matches!(self.root(), Error::InvalidSpec(_) | Error::NotOwned(_))
+    }
+
+    /// The error a reconcile itself returned, seen through the finalizer helper's wrapping.
+    pub fn root(&self) -> &Error {
+        use kube::runtime::finalizer::Error as Finalizer;
+        match self {
+            Error::Finalizer(inner) => match inner.as_ref() {
+                Finalizer::ApplyFailed(e) | Finalizer::CleanupFailed(e) => e.root(),
+                _ => self,
+            },
+            other => other,
+        }
     }
 }
 

@@ -7,6 +7,8 @@ use std::{sync::Arc, time::Duration};
 
 pub use runtime::ReconcileRuntime;
 
+pub mod postgres_writer;
+
 use crate::manager::{metrics::Metrics, readiness::Readiness};
 
 /// What the manager hands every controller when it starts it.

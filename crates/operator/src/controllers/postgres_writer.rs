@@ -1,0 +1,504 @@
+//! PostgresWriter: each resource is exactly one row, id `<namespace>/<name>`, in the table its spec
+//! names. Reconcile observes the row and the status, compares them with the spec, and writes only the
+//! difference; the finalizer holds the resource until its row's delete has committed.
+//!
+//! Every step is idempotent and the next reconcile tells where the last one stopped from what it
+//! observes (spec, status.table, the row), so a crash between any two steps converges.
+
+use std::{sync::Arc, time::Duration};
+
+use futures::StreamExt;
+use kube::{
+    Api, Resource, ResourceExt,
+    api::{Patch, PatchParams},
+    runtime::{
+        Controller,
+        controller::{self, Action},
+        events::{Event, EventType, Recorder, Reporter},
+        finalizer::{self, finalizer},
+        watcher,
+    },
+};
+use serde_json::json;
+
+use super::{ControllerContext, ReconcileRuntime};
+use crate::{
+    Error, Result,
+    api::postgres_writer::{
+        Condition, FINALIZER, LEAVE_ROW_ANNOTATION, PostgresWriter, PostgresWriterStatus,
+    },
+    db::{Pool, Row, RowStore, TableName, TableState, UpsertOutcome},
+    manager::backoff::Backoff,
+};
+
+pub const NAME: &str = "postgres-writer";
+const FIELD_MANAGER: &str = "postgres-writer";
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct Settings {
+    /// Create a missing table with the expected columns (turn off to require tables to exist).
+    #[arg(long, env = "AUTO_CREATE_TABLES", default_value_t = true, action = clap::ArgAction::Set)]
+    pub auto_create_tables: bool,
+    /// Periodically delete rows whose resource no longer exists (e.g. a finalizer removed by hand).
+    #[arg(long, env = "ORPHAN_SWEEP", default_value_t = false, action = clap::ArgAction::Set)]
+    pub orphan_sweep: bool,
+    /// Seconds between reconciles of an unchanged resource (repairs rows edited by hand).
+    #[arg(long = "resync-interval", env = "RESYNC_INTERVAL", default_value_t = 300)]
+    pub resync_interval_seconds: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            auto_create_tables: true,
+            orphan_sweep: false,
+            resync_interval_seconds: 300,
+        }
+    }
+}
+
+struct Context {
+    client: kube::Client,
+    rows: RowStore,
+    settings: Settings,
+    runtime: ReconcileRuntime,
+    recorder: Recorder,
+}
+
+/// Runs the controller until shutdown.
+pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Result<()> {
+    let rows = RowStore::new(pool);
+    ctx.readiness.expect_controller(NAME);
+    let ping_rows = rows.clone();
+    ctx.readiness.add_check(
+        "database",
+        Arc::new(move || {
+            let rows = ping_rows.clone();
+            Box::pin(async move { rows.ping().await })
+        }),
+    );
+    let api: Api<PostgresWriter> = Api::all(ctx.client.clone());
+    let controller = Controller::new(api, watcher::Config::default())
+        .with_config(controller::Config::default().concurrency(ctx.concurrency))
+        .graceful_shutdown_on(ctx.shutdown_signal());
+    let store = controller.store();
+    let readiness = ctx.readiness.clone();
+    tokio::spawn(async move {
+        if store.wait_until_ready().await.is_ok() {
+            readiness.mark_synced(NAME);
+        }
+    });
+    if settings.orphan_sweep {
+        tokio::spawn(sweep_orphan_rows_periodically(
+            ctx.client.clone(),
+            rows.clone(),
+            settings.resync_interval_seconds,
+        ));
+    }
+    let context = Arc::new(Context {
+        client: ctx.client.clone(),
+        rows,
+        settings,
+        runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
+        recorder: Recorder::new(
+            ctx.client.clone(),
+            Reporter {
+                controller: NAME.into(),
+                instance: None,
+            },
+        ),
+    });
+    controller
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "reconcile did not complete");
+            }
+        })
+        .await;
+    Ok(())
+}
+
+fn key(writer: &PostgresWriter) -> String {
+    format!("{}/{}", writer.namespace().unwrap_or_default(), writer.name_any())
+}
+
+async fn reconcile(writer: Arc<PostgresWriter>, ctx: Arc<Context>) -> Result<Action> {
+    let key = key(&writer);
+    let api: Api<PostgresWriter> =
+        Api::namespaced(ctx.client.clone(), &writer.namespace().unwrap_or_default());
+    ctx.runtime
+        .instrument(&key, async {
+            finalizer(&api, FINALIZER, writer, |event| async {
+                match event {
+                    finalizer::Event::Apply(writer) => apply(&writer, &ctx).await,
+                    finalizer::Event::Cleanup(writer) => cleanup(&writer, &ctx).await,
+                }
+            })
+            .await
+            .map_err(|e| Error::Finalizer(Box::new(e)))
+        })
+        .await
+}
+
+fn error_policy(writer: Arc<PostgresWriter>, error: &Error, ctx: Arc<Context>) -> Action {
+    ctx.runtime.error_action(&key(&writer), error)
+}
+
+/// The row the spec asks for.
+pub fn desired_row(writer: &PostgresWriter) -> Result<Row> {
+    let age = i32::try_from(writer.spec.age)
+        .map_err(|_| Error::InvalidSpec(format!("age {} does not fit an integer column", writer.spec.age)))?;
+    Ok(Row {
+        id: key(writer),
+        owner_uid: writer.uid().unwrap_or_default(),
+        name: writer.spec.name.clone(),
+        age,
+        country: writer.spec.country.clone(),
+    })
+}
+
+/// The Ready condition, keeping the previous transition time when the status did not flip.
+pub fn ready_condition(
+    ready: bool,
+    reason: &str,
+    message: &str,
+    previous: Option<&Condition>,
+    generation: Option<i64>,
+) -> Condition {
+    let status = if ready { "True" } else { "False" };
+    let last_transition_time = match previous {
+        Some(p) if p.status == status => p.last_transition_time.clone(),
+        _ => jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+    };
+    Condition {
+        type_: "Ready".into(),
+        status: status.into(),
+        reason: reason.into(),
+        message: message.into(),
+        last_transition_time,
+        observed_generation: generation,
+    }
+}
+
+fn previous_ready(writer: &PostgresWriter) -> Option<&Condition> {
+    writer
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+}
+
+/// Writes the status only when it differs from what is stored (a converged reconcile writes nothing).
+async fn write_status(ctx: &Context, writer: &PostgresWriter, status: PostgresWriterStatus) -> Result<()> {
+    if writer.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    let api: Api<PostgresWriter> =
+        Api::namespaced(ctx.client.clone(), &writer.namespace().unwrap_or_default());
+    let body = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter", "status": status});
+    api.patch_status(
+        &writer.name_any(),
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(body),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn publish(ctx: &Context, writer: &PostgresWriter, type_: EventType, reason: &str, note: String) {
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(error) = ctx.recorder.publish(&event, &writer.object_ref(&())).await {
+        tracing::warn!(%error, "could not record an event");
+    }
+}
+
+/// Reports a failure on the resource (condition + Event) and returns the error for back-off.
+async fn report(ctx: &Context, writer: &PostgresWriter, reason: &str, error: Error) -> Error {
+    let message = error.to_string();
+    let mut status = writer.status.clone().unwrap_or_default();
+    status.observed_generation = writer.meta().generation;
+    status.conditions = vec![ready_condition(
+        false,
+        reason,
+        &message,
+        previous_ready(writer),
+        writer.meta().generation,
+    )];
+    let changed = writer.status.as_ref() != Some(&status);
+    if let Err(status_error) = write_status(ctx, writer, status).await {
+        tracing::warn!(%status_error, "could not write the failure status");
+    }
+    if changed {
+        publish(ctx, writer, EventType::Warning, reason, message).await;
+    }
+    error
+}
+
+fn database_reason(error: &Error) -> &'static str {
+    match error {
+        Error::DatabaseUnavailable(_) => "DatabaseUnavailable",
+        Error::Database(e) if e.code().is_none() => "DatabaseUnavailable",
+        Error::Database(_) => "DatabaseError",
+        _ => "Failed",
+    }
+}
+
+fn classify(error: Error) -> Error {
+    // Closed connections surface as query errors without an SQL state: the database went away.
+    match error {
+        Error::Database(e) if e.code().is_none() => Error::DatabaseUnavailable(e.to_string()),
+        other => other,
+    }
+}
+
+async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
+    let resync = Action::requeue(Duration::from_secs(ctx.settings.resync_interval_seconds.max(1)));
+    let generation = writer.meta().generation;
+
+    // Observe.
+    let table = match TableName::parse(&writer.spec.table) {
+        Ok(table) => table,
+        Err(error) => return Err(report(ctx, writer, "InvalidSpec", error).await),
+    };
+    let desired = match desired_row(writer) {
+        Ok(row) => row,
+        Err(error) => return Err(report(ctx, writer, "InvalidSpec", error).await),
+    };
+    let state = match ctx
+        .rows
+        .ensure_table(&table, ctx.settings.auto_create_tables)
+        .await
+        .map_err(classify)
+    {
+        Ok(state) => state,
+        Err(error) => return Err(report(ctx, writer, database_reason(&error), error).await),
+    };
+    let (reason, message) = match &state {
+        TableState::Ready => ("", String::new()),
+        TableState::Missing => (
+            "TableMissing",
+            format!("table {table} does not exist and auto-creation is off"),
+        ),
+        TableState::Incompatible(why) => (
+            "TableIncompatible",
+            format!("table {table} cannot hold the row: {why}"),
+        ),
+    };
+    if !reason.is_empty() {
+        // Needs a human; retried at each resync rather than in a tight back-off loop.
+        let _ = report(ctx, writer, reason, Error::TableIncompatible(message)).await;
+        return Ok(resync);
+    }
+    let stored = match ctx.rows.read(&table, &desired.id).await.map_err(classify) {
+        Ok(row) => row,
+        Err(error) => return Err(report(ctx, writer, database_reason(&error), error).await),
+    };
+
+    // Compare and act: the row.
+    let mut wrote = false;
+    if stored.as_ref() != Some(&desired) {
+        match ctx.rows.upsert(&table, &desired).await.map_err(classify) {
+            Ok(UpsertOutcome::Written) => wrote = true,
+            Ok(UpsertOutcome::Unchanged) => {}
+            Ok(UpsertOutcome::OwnedByOther(owner)) => {
+                let message = format!(
+                    "row {} in table {table} was written by another owner ({owner}); it is left untouched",
+                    desired.id
+                );
+                let _ = report(ctx, writer, "RowConflict", Error::NotOwned(message)).await;
+                return Ok(resync);
+            }
+            Err(error) => return Err(report(ctx, writer, database_reason(&error), error).await),
+        }
+    }
+    // A table move: the row is in the new table; now remove it from the old one.
+    let previous_table = writer
+        .status
+        .as_ref()
+        .and_then(|s| s.table.clone())
+        .filter(|t| *t != writer.spec.table);
+    if let Some(previous) = previous_table.as_deref().and_then(|t| TableName::parse(t).ok()) {
+        if let Err(error) = ctx
+            .rows
+            .delete(&previous, &desired.id, &desired.owner_uid)
+            .await
+            .map_err(classify)
+        {
+            return Err(report(ctx, writer, database_reason(&error), error).await);
+        }
+        publish(
+            ctx,
+            writer,
+            EventType::Normal,
+            "Moved",
+            format!("row moved from {previous} to {table}"),
+        )
+        .await;
+    }
+    if wrote {
+        publish(
+            ctx,
+            writer,
+            EventType::Normal,
+            "Written",
+            format!("row {} written to {table}", desired.id),
+        )
+        .await;
+    }
+
+    // Compare and act: the status.
+    let previous_write = writer.status.as_ref().and_then(|s| s.last_write_time.clone());
+    let status = PostgresWriterStatus {
+        observed_generation: generation,
+        conditions: vec![ready_condition(
+            true,
+            "Synced",
+            &format!("row {} is in table {table}", desired.id),
+            previous_ready(writer),
+            generation,
+        )],
+        table: Some(table.to_string()),
+        last_write_time: if wrote || previous_write.is_none() {
+            Some(jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+        } else {
+            previous_write
+        },
+    };
+    write_status(ctx, writer, status).await?;
+    Ok(resync)
+}
+
+async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
+    if writer.annotations().get(LEAVE_ROW_ANNOTATION).map(String::as_str) == Some("true") {
+        publish(
+            ctx,
+            writer,
+            EventType::Normal,
+            "RowLeft",
+            format!("{LEAVE_ROW_ANNOTATION} is set: the row stays"),
+        )
+        .await;
+        return Ok(Action::await_change());
+    }
+    let id = key(writer);
+    let owner = writer.uid().unwrap_or_default();
+    // Mid-move the row may be in either table: delete from both.
+    let mut tables = vec![writer.spec.table.clone()];
+    if let Some(status_table) = writer.status.as_ref().and_then(|s| s.table.clone()) {
+        if !tables.contains(&status_table) {
+            tables.push(status_table);
+        }
+    }
+    for table in tables.iter().filter_map(|t| TableName::parse(t).ok()) {
+        if let Err(error) = ctx.rows.delete(&table, &id, &owner).await.map_err(classify) {
+            let error = Error::DatabaseUnavailable(format!(
+                "the row cannot be deleted yet ({error}); deletion waits for the database, or set the annotation {LEAVE_ROW_ANNOTATION}=true to leave the row"
+            ));
+            return Err(report(ctx, writer, "DeletePending", error).await);
+        }
+    }
+    publish(
+        ctx,
+        writer,
+        EventType::Normal,
+        "Deleted",
+        format!("row {id} deleted"),
+    )
+    .await;
+    Ok(Action::await_change())
+}
+
+/// The orphan sweep: rows in tables our live resources use whose resource no longer exists.
+async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowStore, interval_seconds: u64) {
+    let mut ticker = tokio::time::interval(Duration::from_secs(interval_seconds.max(1)));
+    loop {
+        ticker.tick().await;
+        if let Err(error) = sweep_orphan_rows(&client, &rows).await {
+            tracing::warn!(%error, "orphan sweep failed");
+        }
+    }
+}
+
+pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowStore) -> Result<u64> {
+    let api: Api<PostgresWriter> = Api::all(client.clone());
+    let live = api.list(&Default::default()).await?;
+    let live_uids: std::collections::HashSet<String> = live.items.iter().filter_map(|w| w.uid()).collect();
+    let mut tables: std::collections::BTreeSet<String> =
+        live.items.iter().map(|w| w.spec.table.clone()).collect();
+    tables.extend(live.items.iter().filter_map(|w| w.status.as_ref()?.table.clone()));
+    let mut removed = 0;
+    for table in tables.iter().filter_map(|t| TableName::parse(t).ok()) {
+        for (id, owner) in rows.list(&table).await? {
+            if !live_uids.contains(&owner) {
+                removed += rows.delete(&table, &id, &owner).await?;
+            }
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::postgres_writer::PostgresWriterSpec;
+
+    fn writer(age: i64) -> PostgresWriter {
+        let mut writer = PostgresWriter::new(
+            "sample-student",
+            PostgresWriterSpec {
+                table: "students".into(),
+                name: "O'Brien".into(),
+                age,
+                country: "canada".into(),
+            },
+        );
+        writer.metadata.namespace = Some("default".into());
+        writer.metadata.uid = Some("uid-1".into());
+        writer
+    }
+
+    #[test]
+    fn desired_row_is_keyed_by_namespace_and_name_and_owned_by_the_uid() {
+        let row = desired_row(&writer(23)).unwrap();
+        assert_eq!(
+            row,
+            Row {
+                id: "default/sample-student".into(),
+                owner_uid: "uid-1".into(),
+                name: "O'Brien".into(),
+                age: 23,
+                country: "canada".into()
+            }
+        );
+        assert!(matches!(
+            desired_row(&writer(i64::from(i32::MAX) + 1)),
+            Err(Error::InvalidSpec(_))
+        ));
+    }
+
+    #[test]
+    fn ready_condition_keeps_its_transition_time_until_the_status_flips() {
+        let first = ready_condition(true, "Synced", "ok", None, Some(1));
+        let same = ready_condition(
+            true,
+            "Synced",
+            "ok",
+            Some(&Condition {
+                last_transition_time: "then".into(),
+                ..first.clone()
+            }),
+            Some(1),
+        );
+        assert_eq!(same.last_transition_time, "then");
+        let flipped = ready_condition(false, "DatabaseUnavailable", "down", Some(&same), Some(1));
+        assert_ne!(flipped.last_transition_time, "then");
+    }
+}

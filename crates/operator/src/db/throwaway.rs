@@ -1,0 +1,216 @@
+//! A throwaway PostgreSQL cluster from the machine's own binaries, for `operator dev` and the tests:
+//! initdb into a temp dir, serve on a free loopback port, stop and delete everything on drop. As root it
+//! runs as the `postgres` user, since PostgreSQL refuses to run as root.
+
+use std::{
+    os::unix::process::CommandExt,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+use crate::{Error, Result};
+
+pub struct ThrowawayPostgres {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+    user: Option<(u32, u32)>,
+}
+
+fn find_bin_dir() -> Option<PathBuf> {
+    if let Ok(output) = Command::new("pg_config").arg("--bindir").output() {
+        let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+        if dir.join("initdb").exists() {
+            return Some(dir);
+        }
+    }
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path().join("bin"))
+                .collect()
+        })
+        .unwrap_or_default();
+    candidates.sort();
+    candidates
+        .into_iter()
+        .rev()
+        .find(|dir| dir.join("initdb").exists())
+}
+
+/// The uid and gid of the `postgres` user, when running as root.
+fn postgres_user() -> Result<Option<(u32, u32)>> {
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")?;
+    if !is_root {
+        return Ok(None);
+    }
+    let id = |flag: &str| -> Result<u32> {
+        let output = Command::new("id").args([flag, "postgres"]).output()?;
+        String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .map_err(|_| Error::Config("running as root needs a `postgres` user to run PostgreSQL as".into()))
+    };
+    Ok(Some((id("-u")?, id("-g")?)))
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+impl ThrowawayPostgres {
+    /// Creates and starts a cluster. Errors name what to install when the binaries are missing.
+    pub async fn start() -> Result<ThrowawayPostgres> {
+        let bin = find_bin_dir().ok_or_else(|| {
+            Error::Config(
+                "PostgreSQL server binaries not found: install them with `apt-get install postgresql`".into(),
+            )
+        })?;
+        let user = postgres_user()?;
+        let dir = tempfile::Builder::new().prefix("throwaway-pg-").tempdir()?;
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
+        }
+        let port = free_port()?;
+        let postgres = ThrowawayPostgres { dir, bin, port, user };
+        let data = postgres.data_dir();
+        postgres
+            .run(
+                "initdb",
+                &[
+                    "-D",
+                    &data,
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--no-sync",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                ],
+            )
+            .await?;
+        postgres.start_server().await?;
+        Ok(postgres)
+    }
+
+    fn data_dir(&self) -> String {
+        self.dir.path().join("data").display().to_string()
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A DATABASE_URL for this cluster.
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable",
+            self.port
+        )
+    }
+
+    async fn run(&self, program: &str, args: &[&str]) -> Result<()> {
+        let mut command = Command::new(self.bin.join(program));
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command.current_dir(self.dir.path());
+        if let Some((uid, gid)) = self.user {
+            command.uid(uid).gid(gid);
+        }
+        let output = tokio::task::spawn_blocking(move || command.output())
+            .await
+            .map_err(|e| Error::Config(format!("{program} did not run: {e}")))??;
+        if !output.status.success() {
+            return Err(Error::Config(format!(
+                "{program} failed: {}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )));
+        }
+        Ok(())
+    }
+
+    async fn start_server(&self) -> Result<()> {
+        let options = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+            self.port,
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("postgres.log").display().to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data_dir(),
+                "-o",
+                &options,
+                "-l",
+                &log,
+                "-w",
+                "-t",
+                "30",
+                "start",
+            ],
+        )
+        .await?;
+        self.wait_until_accepting(Duration::from_secs(10)).await
+    }
+
+    async fn wait_until_accepting(&self, limit: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_ok()
+            {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(Error::Config(format!(
+                    "PostgreSQL did not accept connections on port {}",
+                    self.port
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Stops the server, keeping its data: connections are cut as in an outage, committed rows stay.
+    pub async fn stop(&self) -> Result<()> {
+        self.run("pg_ctl", &["-D", &self.data_dir(), "-m", "fast", "-w", "stop"])
+            .await
+    }
+
+    /// Starts a stopped server again on the same port with the same data.
+    pub async fn restart(&self) -> Result<()> {
+        self.start_server().await
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for ThrowawayPostgres {
+    fn drop(&mut self) {
+        let mut command = Command::new(self.bin.join("pg_ctl"));
+        command
+            .args(["-D", &self.data_dir(), "-m", "immediate", "-w", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some((uid, gid)) = self.user {
+            command.uid(uid).gid(gid);
+        }
+        // Already stopped is fine; the temp dir goes with `self.dir` either way.
+        let _ = command.status();
+    }
+}

@@ -1,0 +1,487 @@
+//! PostgresWriter against the embedded API server and a real, throwaway PostgreSQL (issue 4).
+
+mod support;
+
+use std::time::Duration;
+
+use kube::{
+    Api,
+    api::{DeleteParams, Patch, PatchParams, PostParams},
+};
+use operator::{
+    api::postgres_writer::{LEAVE_ROW_ANNOTATION, PostgresWriter},
+    controllers::postgres_writer::{self, Settings},
+    db::{DatabaseConfig, throwaway::ThrowawayPostgres},
+};
+use serde_json::{Value, json};
+use support::{Running, eventually};
+
+const LONG: Duration = Duration::from_secs(60);
+const SHORT: Duration = Duration::from_secs(15);
+
+struct World {
+    _server: apiserver::ApiServer,
+    client: kube::Client,
+    pg: ThrowawayPostgres,
+    sql: tokio_postgres::Client,
+    api: Api<PostgresWriter>,
+}
+
+async fn world() -> World {
+    let (server, client) = support::cluster().await;
+    let pg = ThrowawayPostgres::start()
+        .await
+        .expect("throwaway PostgreSQL starts");
+    let sql = connect(&pg).await;
+    let api = Api::namespaced(client.clone(), "default");
+    World {
+        _server: server,
+        client,
+        pg,
+        sql,
+        api,
+    }
+}
+
+async fn connect(pg: &ThrowawayPostgres) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
+        .await
+        .expect("psql connects");
+    tokio::spawn(connection);
+    client
+}
+
+fn operator(world: &World, settings: Settings) -> Running {
+    let (ctx, shutdown) = support::context(
+        &world.client,
+        Duration::from_secs(settings.resync_interval_seconds),
+    );
+    let pool = DatabaseConfig::from_url(&world.pg.url()).connect().expect("pool");
+    support::spawn(ctx, shutdown, move |ctx| {
+        postgres_writer::run(ctx, pool, settings)
+    })
+}
+
+fn writer(name: &str, table: &str, student: &str, age: i64, country: &str) -> PostgresWriter {
+    serde_json::from_value(json!({
+        "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"table": table, "name": student, "age": age, "country": country}
+    }))
+    .expect("valid PostgresWriter")
+}
+
+async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<(String, String, i32, String)> {
+    match sql
+        .query(
+            &format!("SELECT id, name, age, country FROM \"{table}\" ORDER BY id"),
+            &[],
+        )
+        .await
+    {
+        Ok(rows) => rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn ready_reason(writer: &PostgresWriter) -> Option<String> {
+    let condition = writer
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some(format!("{}/{}", condition.status, condition.reason))
+}
+
+async fn wait_reason(api: &Api<PostgresWriter>, name: &str, reason: &str, limit: Duration) -> PostgresWriter {
+    eventually(&format!("{name} to report {reason}"), limit, || async {
+        let writer = api.get(name).await.ok()?;
+        (ready_reason(&writer).as_deref() == Some(reason)).then_some(writer)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row() {
+    let w = world().await;
+    let running = operator(&w, Settings::default());
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("sample-student", "students", "alex", 23, "canada"),
+        )
+        .await
+        .unwrap();
+    let ready = wait_reason(&w.api, "sample-student", "True/Synced", SHORT).await;
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        [(
+            "default/sample-student".into(),
+            "alex".into(),
+            23,
+            "canada".into()
+        )]
+    );
+    let status = ready.status.unwrap();
+    assert_eq!(status.table.as_deref(), Some("students"));
+    assert_eq!(status.observed_generation, Some(1));
+    assert!(status.last_write_time.is_some());
+
+    w.api
+        .patch(
+            "sample-student",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"age": 24}})),
+        )
+        .await
+        .unwrap();
+    eventually("the row to follow the update", SHORT, || async {
+        (rows(&w.sql, "students").await
+            == [(
+                "default/sample-student".into(),
+                "alex".into(),
+                24,
+                "canada".into(),
+            )])
+        .then_some(())
+    })
+    .await;
+
+    w.api
+        .patch(
+            "sample-student",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"table": "alumni"}})),
+        )
+        .await
+        .unwrap();
+    eventually("the row to move to alumni", SHORT, || async {
+        let moved = rows(&w.sql, "alumni").await.len() == 1 && rows(&w.sql, "students").await.is_empty();
+        let status_table = w.api.get("sample-student").await.ok()?.status?.table;
+        (moved && status_table.as_deref() == Some("alumni")).then_some(())
+    })
+    .await;
+
+    w.api
+        .delete("sample-student", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the resource and its row to go", SHORT, || async {
+        let gone = w.api.get_opt("sample-student").await.ok()?.is_none();
+        (gone && rows(&w.sql, "alumni").await.is_empty()).then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing() {
+    let w = world().await;
+    let running = operator(
+        &w,
+        Settings {
+            resync_interval_seconds: 1,
+            ..Settings::default()
+        },
+    );
+    let long = "x".repeat(5000);
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer(
+                "obrien",
+                "students",
+                "O'Brien; DROP TABLE students; --",
+                2147483647,
+                "Ísland 🇮🇸",
+            ),
+        )
+        .await
+        .unwrap();
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("long", "students", &long, 0, "ca"),
+        )
+        .await
+        .unwrap();
+    wait_reason(&w.api, "obrien", "True/Synced", SHORT).await;
+    wait_reason(&w.api, "long", "True/Synced", SHORT).await;
+    let stored = rows(&w.sql, "students").await;
+    assert_eq!(stored[0], ("default/long".into(), long.clone(), 0, "ca".into()));
+    assert_eq!(
+        stored[1],
+        (
+            "default/obrien".into(),
+            "O'Brien; DROP TABLE students; --".into(),
+            2147483647,
+            "Ísland 🇮🇸".into()
+        )
+    );
+
+    let before_rv = w.api.get("obrien").await.unwrap().metadata.resource_version;
+    let xmin = |sql: &'static str| sql;
+    let before_xmin: Vec<String> = w
+        .sql
+        .query(xmin("SELECT xmin::text FROM students ORDER BY id"), &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    // Let at least two resyncs of each resource run.
+    let reconciles = running.reconciles();
+    eventually("more resyncs", SHORT, || async {
+        (running.reconciles() >= reconciles + 4).then_some(())
+    })
+    .await;
+    assert_eq!(
+        w.api.get("obrien").await.unwrap().metadata.resource_version,
+        before_rv,
+        "no status write"
+    );
+    let after_xmin: Vec<String> = w
+        .sql
+        .query("SELECT xmin::text FROM students ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(after_xmin, before_xmin, "no row write");
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync() {
+    let w = world().await;
+    let running = operator(
+        &w,
+        Settings {
+            resync_interval_seconds: 1,
+            ..Settings::default()
+        },
+    );
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("a", "students", "alex", 23, "canada"),
+        )
+        .await
+        .unwrap();
+    wait_reason(&w.api, "a", "True/Synced", SHORT).await;
+    w.sql.execute("UPDATE students SET age = 99", &[]).await.unwrap();
+    eventually("the edited row to be repaired", SHORT, || async {
+        (rows(&w.sql, "students").await.first()?.2 == 23).then_some(())
+    })
+    .await;
+    w.sql.execute("DELETE FROM students", &[]).await.unwrap();
+    eventually("the deleted row to come back", SHORT, || async {
+        (rows(&w.sql, "students").await.len() == 1).then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn database_down_at_create_reports_unavailable_then_converges() {
+    let w = world().await;
+    let running = operator(&w, Settings::default());
+    w.pg.stop().await.unwrap();
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("a", "students", "alex", 23, "canada"),
+        )
+        .await
+        .unwrap();
+    let waiting = wait_reason(&w.api, "a", "False/DatabaseUnavailable", SHORT).await;
+    assert!(
+        waiting
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            .contains(&"demo.yash.com/row".to_owned())
+    );
+    w.pg.restart().await.unwrap();
+    wait_reason(&w.api, "a", "True/Synced", LONG).await;
+    let sql = connect(&w.pg).await;
+    assert_eq!(rows(&sql, "students").await.len(), 1);
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releases_it() {
+    let w = world().await;
+    let running = operator(&w, Settings::default());
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("a", "students", "alex", 23, "canada"),
+        )
+        .await
+        .unwrap();
+    wait_reason(&w.api, "a", "True/Synced", SHORT).await;
+    w.pg.stop().await.unwrap();
+    w.api.delete("a", &DeleteParams::default()).await.unwrap();
+    let pending = wait_reason(&w.api, "a", "False/DeletePending", SHORT).await;
+    assert!(
+        pending.status.unwrap().conditions[0]
+            .message
+            .contains(LEAVE_ROW_ANNOTATION),
+        "the status says how to release it"
+    );
+    let annotate = json!({"metadata": {"annotations": {LEAVE_ROW_ANNOTATION: "true"}}});
+    w.api
+        .patch("a", &PatchParams::default(), &Patch::Merge(annotate))
+        .await
+        .unwrap();
+    eventually("the released resource to go", LONG, || async {
+        w.api.get_opt("a").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    w.pg.restart().await.unwrap();
+    let sql = connect(&w.pg).await;
+    assert_eq!(
+        rows(&sql, "students").await.len(),
+        1,
+        "the row was left behind as asked"
+    );
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten() {
+    let w = world().await;
+    w.sql
+        .batch_execute(
+            "CREATE TABLE typed (id text PRIMARY KEY, name text, age text, country text, owner_uid text)",
+        )
+        .await
+        .unwrap();
+    w.sql.batch_execute("CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, country text NOT NULL, owner_uid text NOT NULL); INSERT INTO students VALUES ('default/taken', 'someone', 1, 'x', 'not-ours')").await.unwrap();
+    let running = operator(&w, Settings::default());
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("bad", "typed", "alex", 23, "canada"),
+        )
+        .await
+        .unwrap();
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("taken", "students", "alex", 23, "canada"),
+        )
+        .await
+        .unwrap();
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("fine", "students", "bo", 30, "peru"),
+        )
+        .await
+        .unwrap();
+    let bad = wait_reason(&w.api, "bad", "False/TableIncompatible", SHORT).await;
+    assert!(
+        bad.status.unwrap().conditions[0].message.contains("age is text"),
+        "the message names the column"
+    );
+    wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
+    wait_reason(&w.api, "fine", "True/Synced", SHORT).await;
+    let stored = rows(&w.sql, "students").await;
+    assert!(
+        stored.contains(&("default/taken".into(), "someone".into(), 1, "x".into())),
+        "the foreign row is untouched"
+    );
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_table_names_and_ages_are_rejected_by_the_api_server() {
+    let (_server, client) = support::cluster().await;
+    let api: Api<PostgresWriter> = Api::namespaced(client, "default");
+    for (table, age, field) in [
+        ("Bad-Name", 1, "spec.table"),
+        ("students", -1, "spec.age"),
+        ("students", 2147483648, "spec.age"),
+    ] {
+        let error = api
+            .create(&PostParams::default(), &writer("x", table, "a", age, "b"))
+            .await
+            .unwrap_err();
+        let kube::Error::Api(status) = error else {
+            panic!("expected a Status error")
+        };
+        assert_eq!(status.code, 422);
+        assert!(status.message.contains(field), "{}", status.message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart() {
+    let w = world().await;
+    let running = operator(&w, Settings::default());
+    let count = 1000;
+    for i in 0..count {
+        w.api
+            .create(
+                &PostParams::default(),
+                &writer(&format!("s{i:04}"), "students", "n", i, "c"),
+            )
+            .await
+            .unwrap();
+        if i == count / 2 {
+            // Crash mid-burst; a fresh operator must finish the job.
+            running.kill();
+            break;
+        }
+    }
+    let running = operator(&w, Settings::default());
+    for i in (count / 2 + 1)..count {
+        w.api
+            .create(
+                &PostParams::default(),
+                &writer(&format!("s{i:04}"), "students", "n", i, "c"),
+            )
+            .await
+            .unwrap();
+    }
+    for i in (0..count).step_by(2) {
+        w.api
+            .patch(
+                &format!("s{i:04}"),
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"country": "updated"}})),
+            )
+            .await
+            .unwrap();
+    }
+    for i in (0..count).step_by(3) {
+        w.api
+            .delete(&format!("s{i:04}"), &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    let expected: Vec<(String, String, i32, String)> = (0..count)
+        .filter(|i| i % 3 != 0)
+        .map(|i| {
+            (
+                format!("default/s{i:04}"),
+                "n".into(),
+                i as i32,
+                if i % 2 == 0 { "updated".into() } else { "c".into() },
+            )
+        })
+        .collect();
+    eventually("the table to match the live resources exactly", LONG, || async {
+        (rows(&w.sql, "students").await == expected).then_some(())
+    })
+    .await;
+    let _: Value = json!(null);
+    running.stop().await;
+}

@@ -53,7 +53,15 @@ fn paths_of_fields(fields: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<S
     }
 }
 
-fn deep_merge(live: &Value, applied: &Value, kind: &str, parent: &mut Vec<String>) -> Value {
+/// Merges `applied` into `live`. A list-map merges by key only where another manager owns part of it
+/// (`others`); a list only this manager sets holds exactly what it applies.
+fn deep_merge(
+    live: &Value,
+    applied: &Value,
+    kind: &str,
+    parent: &mut Vec<String>,
+    others: &[Vec<String>],
+) -> Value {
     match (live, applied) {
         (Value::Object(l), Value::Object(a)) => {
             let mut out = l.clone();
@@ -63,10 +71,21 @@ fn deep_merge(live: &Value, applied: &Value, kind: &str, parent: &mut Vec<String
                     (Some(Value::Array(existing)), Value::Array(items)) => {
                         match merge_key(kind, &parent[..parent.len() - 1], key) {
                             Some(mk) => {
-                                let mut list = existing.clone();
+                                let shared = others
+                                    .iter()
+                                    .any(|o| o.starts_with(parent) || parent.starts_with(o));
+                                let mut list = if shared {
+                                    existing.clone()
+                                } else {
+                                    existing
+                                        .iter()
+                                        .filter(|e| items.iter().any(|i| i.get(mk) == e.get(mk)))
+                                        .cloned()
+                                        .collect()
+                                };
                                 for item in items {
                                     match list.iter().position(|e| e.get(mk) == item.get(mk)) {
-                                        Some(i) => list[i] = deep_merge(&list[i], item, kind, parent),
+                                        Some(i) => list[i] = deep_merge(&list[i], item, kind, parent, others),
                                         None => list.push(item.clone()),
                                     }
                                 }
@@ -75,7 +94,7 @@ fn deep_merge(live: &Value, applied: &Value, kind: &str, parent: &mut Vec<String
                             None => value.clone(),
                         }
                     }
-                    (Some(existing), _) => deep_merge(existing, value, kind, parent),
+                    (Some(existing), _) => deep_merge(existing, value, kind, parent, others),
                     (None, _) => value.clone(),
                 };
                 parent.pop();
@@ -198,7 +217,18 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
         });
     }
 
-    let mut merged = deep_merge(&live, &applied_content, kind, &mut Vec::new());
+    let mut others = Vec::new();
+    for entry in managed
+        .iter()
+        .filter(|e| e.get("manager").and_then(Value::as_str) != Some(request.manager))
+    {
+        paths_of_fields(
+            entry.get("fieldsV1").unwrap_or(&Value::Null),
+            &mut Vec::new(),
+            &mut others,
+        );
+    }
+    let mut merged = deep_merge(&live, &applied_content, kind, &mut Vec::new(), &others);
     // Fields this manager applied before and applies no longer are removed, unless someone else owns them.
     let previous = managed.iter().find(|e| {
         e.get("manager").and_then(Value::as_str) == Some(request.manager)

@@ -1,11 +1,50 @@
 //! The resource types, one file per kind.
 
 pub mod postgres_writer;
+pub mod vote_config;
+pub mod web_app;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
 /// Every CRD this operator serves, in the order `operator crds` prints them.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![postgres_writer::PostgresWriter::crd()]
+    vec![
+        postgres_writer::PostgresWriter::crd(),
+        vote_config::VoteConfig::crd(),
+        web_app::WebApp::crd(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vote_config_schema_enforces_counts_patterns_and_unique_ids() {
+        let crd = serde_json::to_value(vote_config::VoteConfig::crd()).unwrap();
+        assert_eq!(crd["spec"]["names"]["shortNames"][0], "vc");
+        let options = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["options"];
+        assert_eq!(
+            (options["minItems"].as_u64(), options["maxItems"].as_u64()),
+            (Some(2), Some(10))
+        );
+        assert_eq!(options["x-kubernetes-list-type"], "map");
+        assert_eq!(options["x-kubernetes-list-map-keys"][0], "id");
+        let item = &options["items"]["properties"];
+        assert_eq!(item["id"]["pattern"], "^[a-z]$");
+        assert_eq!(item["color"]["pattern"], "^#[0-9A-Fa-f]{6}$");
+        assert_eq!(item["label"]["maxLength"], 50);
+    }
+
+    #[test]
+    fn web_app_schema_defaults_replicas_and_port() {
+        let crd = serde_json::to_value(web_app::WebApp::crd()).unwrap();
+        let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+        assert_eq!(spec["properties"]["replicas"]["default"], 1);
+        assert_eq!(spec["properties"]["port"]["default"], 80);
+        assert_eq!(spec["properties"]["port"]["maximum"], 65535.0);
+        assert_eq!(spec["required"], serde_json::json!(["image"]));
+    }
 }

@@ -7,7 +7,10 @@ use std::{sync::Arc, time::Duration};
 
 pub use runtime::ReconcileRuntime;
 
+mod conditions;
 pub mod postgres_writer;
+pub mod vote_config;
+pub mod web_app;
 
 use crate::manager::{metrics::Metrics, readiness::Readiness};
 

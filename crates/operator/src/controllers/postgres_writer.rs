@@ -14,14 +14,17 @@ use kube::{
     runtime::{
         Controller,
         controller::{self, Action},
-        events::{Event, EventType, Recorder, Reporter},
+        events::{EventType, Recorder, Reporter},
         finalizer::{self, finalizer},
         watcher,
     },
 };
 use serde_json::json;
 
-use super::{ControllerContext, ReconcileRuntime};
+use super::{
+    ControllerContext, ReconcileRuntime,
+    conditions::{self, find_ready, now_rfc3339, ready_condition},
+};
 use crate::{
     Error, Result,
     api::postgres_writer::{
@@ -158,36 +161,8 @@ pub fn desired_row(writer: &PostgresWriter) -> Result<Row> {
     })
 }
 
-/// The Ready condition, keeping the previous transition time when the status did not flip.
-pub fn ready_condition(
-    ready: bool,
-    reason: &str,
-    message: &str,
-    previous: Option<&Condition>,
-    generation: Option<i64>,
-) -> Condition {
-    let status = if ready { "True" } else { "False" };
-    let last_transition_time = match previous {
-        Some(p) if p.status == status => p.last_transition_time.clone(),
-        _ => jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-    };
-    Condition {
-        type_: "Ready".into(),
-        status: status.into(),
-        reason: reason.into(),
-        message: message.into(),
-        last_transition_time,
-        observed_generation: generation,
-    }
-}
-
 fn previous_ready(writer: &PostgresWriter) -> Option<&Condition> {
-    writer
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Ready")
+    find_ready(&writer.status.as_ref()?.conditions)
 }
 
 /// Writes the status only when it differs from what is stored (a converged reconcile writes nothing).
@@ -208,16 +183,7 @@ async fn write_status(ctx: &Context, writer: &PostgresWriter, status: PostgresWr
 }
 
 async fn publish(ctx: &Context, writer: &PostgresWriter, type_: EventType, reason: &str, note: String) {
-    let event = Event {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: "Reconcile".into(),
-        secondary: None,
-    };
-    if let Err(error) = ctx.recorder.publish(&event, &writer.object_ref(&())).await {
-        tracing::warn!(%error, "could not record an event");
-    }
+    conditions::publish(&ctx.recorder, &writer.object_ref(&()), type_, reason, note).await;
 }
 
 /// Reports a failure on the resource (condition + Event) and returns the error for back-off.
@@ -367,7 +333,7 @@ async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
         )],
         table: Some(table.to_string()),
         last_write_time: if wrote || previous_write.is_none() {
-            Some(jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+            Some(now_rfc3339())
         } else {
             previous_write
         },
@@ -482,23 +448,5 @@ mod tests {
             desired_row(&writer(i64::from(i32::MAX) + 1)),
             Err(Error::InvalidSpec(_))
         ));
-    }
-
-    #[test]
-    fn ready_condition_keeps_its_transition_time_until_the_status_flips() {
-        let first = ready_condition(true, "Synced", "ok", None, Some(1));
-        let same = ready_condition(
-            true,
-            "Synced",
-            "ok",
-            Some(&Condition {
-                last_transition_time: "then".into(),
-                ..first.clone()
-            }),
-            Some(1),
-        );
-        assert_eq!(same.last_transition_time, "then");
-        let flipped = ready_condition(false, "DatabaseUnavailable", "down", Some(&same), Some(1));
-        assert_ne!(flipped.last_transition_time, "then");
     }
 }

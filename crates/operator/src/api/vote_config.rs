@@ -1,0 +1,51 @@
+//! VoteConfig (`voting.schoolofdevops.com/v1alpha1`): voting options, published as a ConfigMap.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::postgres_writer::Condition;
+
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "voting.schoolofdevops.com",
+    version = "v1alpha1",
+    kind = "VoteConfig",
+    namespaced,
+    status = "VoteConfigStatus",
+    shortname = "vc",
+    printcolumn = r#"{"name":"Options","type":"integer","jsonPath":".status.optionCount"}"#,
+    printcolumn = r#"{"name":"ConfigMap","type":"string","jsonPath":".status.configMapName"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+pub struct VoteConfigSpec {
+    /// 2 to 10 options with distinct ids, in the order voters see them.
+    #[schemars(length(min = 2, max = 10), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["id"]))]
+    pub options: Vec<VoteOption>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct VoteOption {
+    #[schemars(regex(pattern = r"^[a-z]$"))]
+    pub id: String,
+    #[schemars(length(min = 1, max = 50))]
+    pub label: String,
+    #[schemars(regex(pattern = r"^#[0-9A-Fa-f]{6}$"))]
+    pub color: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VoteConfigStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map_name: Option<String>,
+    /// When the ConfigMap last changed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_count: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}

@@ -1,0 +1,316 @@
+//! VoteConfig: the options become a ConfigMap `<name>-config` (key `options.txt`, one `id:label:color`
+//! line per option), owned by the VoteConfig, kept in sync and repaired when edited or deleted by hand.
+//! A same-named ConfigMap that someone else owns is never taken over.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use futures::StreamExt;
+use k8s_openapi::{
+    api::core::v1::ConfigMap,
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
+};
+use kube::{
+    Api, Resource, ResourceExt,
+    api::{Patch, PatchParams},
+    runtime::{
+        Controller,
+        controller::{self, Action},
+        events::{EventType, Recorder, Reporter},
+        watcher,
+    },
+};
+use serde_json::json;
+
+use super::{
+    ControllerContext, ReconcileRuntime,
+    conditions::{self, find_ready, now_rfc3339, ready_condition},
+};
+use crate::{
+    Error, Result,
+    api::vote_config::{VoteConfig, VoteConfigStatus, VoteOption},
+    manager::backoff::Backoff,
+};
+
+pub const NAME: &str = "vote-config";
+const FIELD_MANAGER: &str = "vote-config";
+const DATA_KEY: &str = "options.txt";
+
+struct Context {
+    client: kube::Client,
+    runtime: ReconcileRuntime,
+    recorder: Recorder,
+    resync: std::time::Duration,
+}
+
+pub async fn run(ctx: ControllerContext) -> Result<()> {
+    ctx.readiness.expect_controller(NAME);
+    let controller = Controller::new(
+        Api::<VoteConfig>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    )
+    .owns(
+        Api::<ConfigMap>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    )
+    .with_config(controller::Config::default().concurrency(ctx.concurrency))
+    .graceful_shutdown_on(ctx.shutdown_signal());
+    let store = controller.store();
+    let readiness = ctx.readiness.clone();
+    tokio::spawn(async move {
+        if store.wait_until_ready().await.is_ok() {
+            readiness.mark_synced(NAME);
+        }
+    });
+    let context = Arc::new(Context {
+        client: ctx.client.clone(),
+        runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
+        recorder: Recorder::new(
+            ctx.client.clone(),
+            Reporter {
+                controller: NAME.into(),
+                instance: None,
+            },
+        ),
+        resync: ctx.resync,
+    });
+    controller
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "reconcile did not complete");
+            }
+        })
+        .await;
+    Ok(())
+}
+
+pub fn config_map_name(vote_config: &VoteConfig) -> String {
+    format!("{}-config", vote_config.name_any())
+}
+
+/// `id:label:color` lines, in spec order, each ending in a newline.
+pub fn options_txt(options: &[VoteOption]) -> String {
+    options
+        .iter()
+        .map(|o| format!("{}:{}:{}\n", o.id, o.label, o.color))
+        .collect()
+}
+
+fn owner_reference(vote_config: &VoteConfig) -> OwnerReference {
+    OwnerReference {
+        api_version: "voting.schoolofdevops.com/v1alpha1".into(),
+        kind: "VoteConfig".into(),
+        name: vote_config.name_any(),
+        uid: vote_config.uid().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// The ConfigMap the VoteConfig asks for.
+pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(config_map_name(vote_config)),
+            namespace: vote_config.namespace(),
+            labels: Some(BTreeMap::from([(
+                "app.kubernetes.io/managed-by".into(),
+                "vote-config".into(),
+            )])),
+            owner_references: Some(vec![owner_reference(vote_config)]),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(
+            DATA_KEY.to_owned(),
+            options_txt(&vote_config.spec.options),
+        )])),
+        ..Default::default()
+    }
+}
+
+fn controlled_by(config_map: &ConfigMap, vote_config: &VoteConfig) -> bool {
+    let uid = vote_config.uid();
+    config_map
+        .owner_references()
+        .iter()
+        .any(|r| r.controller == Some(true) && Some(&r.uid) == uid.as_ref())
+}
+
+/// Whether the live ConfigMap already has what we own: the data and our controller reference.
+fn matches_desired(live: &ConfigMap, desired: &ConfigMap) -> bool {
+    live.data == desired.data
+        && desired
+            .owner_references()
+            .iter()
+            .all(|r| live.owner_references().contains(r))
+        && desired
+            .labels()
+            .iter()
+            .all(|(k, v)| live.labels().get(k) == Some(v))
+}
+
+fn key(vote_config: &VoteConfig) -> String {
+    format!(
+        "{}/{}",
+        vote_config.namespace().unwrap_or_default(),
+        vote_config.name_any()
+    )
+}
+
+async fn reconcile(vote_config: Arc<VoteConfig>, ctx: Arc<Context>) -> Result<Action> {
+    let key = key(&vote_config);
+    ctx.runtime
+        .instrument(&key, reconcile_config_map(&vote_config, &ctx))
+        .await
+}
+
+fn error_policy(vote_config: Arc<VoteConfig>, error: &Error, ctx: Arc<Context>) -> Action {
+    ctx.runtime.error_action(&key(&vote_config), error)
+}
+
+async fn write_status(ctx: &Context, vote_config: &VoteConfig, status: VoteConfigStatus) -> Result<()> {
+    if vote_config.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    let api: Api<VoteConfig> =
+        Api::namespaced(ctx.client.clone(), &vote_config.namespace().unwrap_or_default());
+    let body =
+        json!({"apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig", "status": status});
+    api.patch_status(
+        &vote_config.name_any(),
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(body),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result<Action> {
+    let namespace = vote_config.namespace().unwrap_or_default();
+    let config_maps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
+    let name = config_map_name(vote_config);
+    let generation = vote_config.meta().generation;
+    let previous = vote_config.status.clone().unwrap_or_default();
+
+    // Observe.
+    let live = config_maps.get_opt(&name).await?;
+
+    // Compare: someone else's ConfigMap is never taken over.
+    if let Some(live) = &live {
+        if !controlled_by(live, vote_config) {
+            let message =
+                format!("ConfigMap {name} exists and is not owned by this VoteConfig; delete or rename it");
+            let status = VoteConfigStatus {
+                observed_generation: generation,
+                conditions: vec![ready_condition(
+                    false,
+                    "ConfigMapNotOwned",
+                    &message,
+                    find_ready(&previous.conditions),
+                    generation,
+                )],
+                ..previous.clone()
+            };
+            if vote_config.status.as_ref() != Some(&status) {
+                conditions::publish(
+                    &ctx.recorder,
+                    &vote_config.object_ref(&()),
+                    EventType::Warning,
+                    "ConfigMapNotOwned",
+                    message.clone(),
+                )
+                .await;
+            }
+            write_status(ctx, vote_config, status).await?;
+            return Err(Error::NotOwned(message));
+        }
+    }
+
+    // Act: only when the ConfigMap differs from what the spec asks.
+    let desired = desired_config_map(vote_config);
+    let changed = !live.as_ref().is_some_and(|live| matches_desired(live, &desired));
+    if changed {
+        config_maps
+            .patch(
+                &name,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&desired),
+            )
+            .await?;
+        let verb = if live.is_some() { "Updated" } else { "Created" };
+        conditions::publish(
+            &ctx.recorder,
+            &vote_config.object_ref(&()),
+            EventType::Normal,
+            verb,
+            format!("ConfigMap {name} {}", verb.to_lowercase()),
+        )
+        .await;
+    }
+    let status = VoteConfigStatus {
+        config_map_name: Some(name.clone()),
+        last_updated: if changed || previous.last_updated.is_none() {
+            Some(now_rfc3339())
+        } else {
+            previous.last_updated.clone()
+        },
+        option_count: Some(vote_config.spec.options.len() as i64),
+        observed_generation: generation,
+        conditions: vec![ready_condition(
+            true,
+            "Synced",
+            &format!("ConfigMap {name} holds the options"),
+            find_ready(&previous.conditions),
+            generation,
+        )],
+    };
+    write_status(ctx, vote_config, status).await?;
+    Ok(Action::requeue(ctx.resync))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::vote_config::VoteConfigSpec;
+
+    fn vote_config() -> VoteConfig {
+        let option = |id: &str, label: &str, color: &str| VoteOption {
+            id: id.into(),
+            label: label.into(),
+            color: color.into(),
+        };
+        let mut vc = VoteConfig::new(
+            "pets",
+            VoteConfigSpec {
+                options: vec![option("a", "Cats", "#FF6B6B"), option("b", "Dogs", "#4ECDC4")],
+            },
+        );
+        vc.metadata.namespace = Some("default".into());
+        vc.metadata.uid = Some("uid-1".into());
+        vc
+    }
+
+    #[test]
+    fn options_txt_is_one_line_per_option_in_spec_order() {
+        assert_eq!(
+            options_txt(&vote_config().spec.options),
+            "a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n"
+        );
+    }
+
+    #[test]
+    fn desired_config_map_is_named_after_and_controlled_by_the_vote_config() {
+        let vc = vote_config();
+        let cm = desired_config_map(&vc);
+        assert_eq!(cm.metadata.name.as_deref(), Some("pets-config"));
+        assert_eq!(
+            cm.data.as_ref().unwrap()[DATA_KEY],
+            "a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n"
+        );
+        assert!(controlled_by(&cm, &vc));
+        assert!(matches_desired(&cm, &cm));
+        let mut edited = cm.clone();
+        edited.data = Some(BTreeMap::from([(DATA_KEY.to_owned(), "x".to_owned())]));
+        assert!(!matches_desired(&edited, &cm));
+    }
+}

@@ -1,0 +1,388 @@
+//! WebApp: image, replicas and port become a Deployment and a Service named after the WebApp, owned by
+//! it and selecting `app=<name>`; drift is repaired, and status.phase follows the Deployment's readiness.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use futures::StreamExt;
+use k8s_openapi::{
+    api::{
+        apps::v1::{Deployment, DeploymentSpec},
+        core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec},
+    },
+    apimachinery::pkg::{
+        apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference},
+        util::intstr::IntOrString,
+    },
+};
+use kube::{
+    Api, Resource, ResourceExt,
+    api::{Patch, PatchParams},
+    runtime::{
+        Controller,
+        controller::{self, Action},
+        events::{EventType, Recorder, Reporter},
+        finalizer::{self, finalizer},
+        watcher,
+    },
+};
+use serde_json::json;
+
+use super::{
+    ControllerContext, ReconcileRuntime,
+    conditions::{self, find_ready, ready_condition},
+};
+use crate::{
+    Error, Result,
+    api::web_app::{FINALIZER, WebApp, WebAppStatus},
+    manager::backoff::Backoff,
+};
+
+pub const NAME: &str = "web-app";
+const FIELD_MANAGER: &str = "web-app";
+
+struct Context {
+    client: kube::Client,
+    runtime: ReconcileRuntime,
+    recorder: Recorder,
+    resync: std::time::Duration,
+}
+
+pub async fn run(ctx: ControllerContext) -> Result<()> {
+    ctx.readiness.expect_controller(NAME);
+    let controller = Controller::new(Api::<WebApp>::all(ctx.client.clone()), watcher::Config::default())
+        .owns(
+            Api::<Deployment>::all(ctx.client.clone()),
+            watcher::Config::default(),
+        )
+        .owns(
+            Api::<Service>::all(ctx.client.clone()),
+            watcher::Config::default(),
+        )
+        .with_config(controller::Config::default().concurrency(ctx.concurrency))
+        .graceful_shutdown_on(ctx.shutdown_signal());
+    let store = controller.store();
+    let readiness = ctx.readiness.clone();
+    tokio::spawn(async move {
+        if store.wait_until_ready().await.is_ok() {
+            readiness.mark_synced(NAME);
+        }
+    });
+    let context = Arc::new(Context {
+        client: ctx.client.clone(),
+        runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
+        recorder: Recorder::new(
+            ctx.client.clone(),
+            Reporter {
+                controller: NAME.into(),
+                instance: None,
+            },
+        ),
+        resync: ctx.resync,
+    });
+    controller
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "reconcile did not complete");
+            }
+        })
+        .await;
+    Ok(())
+}
+
+fn labels(web_app: &WebApp) -> BTreeMap<String, String> {
+    BTreeMap::from([("app".to_owned(), web_app.name_any())])
+}
+
+fn owned_meta(web_app: &WebApp) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(web_app.name_any()),
+        namespace: web_app.namespace(),
+        labels: Some(labels(web_app)),
+        owner_references: Some(vec![OwnerReference {
+            api_version: "example.com/v1".into(),
+            kind: "WebApp".into(),
+            name: web_app.name_any(),
+            uid: web_app.uid().unwrap_or_default(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }]),
+        ..Default::default()
+    }
+}
+
+pub fn desired_deployment(web_app: &WebApp) -> Deployment {
+    Deployment {
+        metadata: owned_meta(web_app),
+        spec: Some(DeploymentSpec {
+            replicas: Some(web_app.spec.replicas),
+            selector: LabelSelector {
+                match_labels: Some(labels(web_app)),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels(web_app)),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "web".into(),
+                        image: Some(web_app.spec.image.clone()),
+                        ports: Some(vec![ContainerPort {
+                            container_port: web_app.spec.port,
+                            ..Default::default()
+                        }]),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub fn desired_service(web_app: &WebApp) -> Service {
+    Service {
+        metadata: owned_meta(web_app),
+        spec: Some(ServiceSpec {
+            selector: Some(labels(web_app)),
+            ports: Some(vec![ServicePort {
+                name: Some("http".into()),
+                port: web_app.spec.port,
+                target_port: Some(IntOrString::Int(web_app.spec.port)),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// Whether the live Deployment has the fields we set.
+fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
+    let Some(spec) = &live.spec else { return false };
+    let container = spec
+        .template
+        .spec
+        .as_ref()
+        .and_then(|p| p.containers.iter().find(|c| c.name == "web"));
+    spec.replicas == Some(web_app.spec.replicas)
+        && spec.selector.match_labels.as_ref() == Some(&labels(web_app))
+        && spec.template.metadata.as_ref().and_then(|m| m.labels.as_ref()) == Some(&labels(web_app))
+        && container.is_some_and(|c| {
+            c.image.as_deref() == Some(web_app.spec.image.as_str())
+                && c.ports
+                    .as_ref()
+                    .is_some_and(|p| p.iter().any(|p| p.container_port == web_app.spec.port))
+        })
+}
+
+fn service_matches(live: &Service, web_app: &WebApp) -> bool {
+    let Some(spec) = &live.spec else { return false };
+    spec.selector.as_ref() == Some(&labels(web_app))
+        && spec.ports.as_ref().is_some_and(|ports| {
+            ports.len() == 1
+                && ports[0].port == web_app.spec.port
+                && ports[0].target_port == Some(IntOrString::Int(web_app.spec.port))
+        })
+}
+
+/// Pending (no Deployment), Deploying (fewer ready than asked), Running.
+pub fn phase(deployment: Option<&Deployment>, web_app: &WebApp) -> (&'static str, i32) {
+    let Some(deployment) = deployment else {
+        return ("Pending", 0);
+    };
+    let status = deployment.status.as_ref();
+    let ready = status.and_then(|s| s.ready_replicas).unwrap_or(0);
+    let observed = status.and_then(|s| s.observed_generation) >= deployment.metadata.generation;
+    if observed && ready >= web_app.spec.replicas {
+        ("Running", ready)
+    } else {
+        ("Deploying", ready)
+    }
+}
+
+fn key(web_app: &WebApp) -> String {
+    format!(
+        "{}/{}",
+        web_app.namespace().unwrap_or_default(),
+        web_app.name_any()
+    )
+}
+
+async fn reconcile(web_app: Arc<WebApp>, ctx: Arc<Context>) -> Result<Action> {
+    let key = key(&web_app);
+    let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &web_app.namespace().unwrap_or_default());
+    ctx.runtime
+        .instrument(&key, async {
+            finalizer(&api, FINALIZER, web_app, |event| async {
+                match event {
+                    finalizer::Event::Apply(web_app) => apply(&web_app, &ctx).await,
+                    finalizer::Event::Cleanup(web_app) => cleanup(&web_app, &ctx).await,
+                }
+            })
+            .await
+            .map_err(|e| Error::Finalizer(Box::new(e)))
+        })
+        .await
+}
+
+fn error_policy(web_app: Arc<WebApp>, error: &Error, ctx: Arc<Context>) -> Action {
+    ctx.runtime.error_action(&key(&web_app), error)
+}
+
+async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
+    let namespace = web_app.namespace().unwrap_or_default();
+    let name = web_app.name_any();
+    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
+    let services: Api<Service> = Api::namespaced(ctx.client.clone(), &namespace);
+    let apply = PatchParams::apply(FIELD_MANAGER).force();
+
+    // Observe.
+    let mut deployment = deployments.get_opt(&name).await?;
+    let service = services.get_opt(&name).await?;
+
+    // Compare and act on the children.
+    if !deployment
+        .as_ref()
+        .is_some_and(|d| deployment_matches(d, web_app))
+    {
+        deployment = Some(
+            deployments
+                .patch(&name, &apply, &Patch::Apply(&desired_deployment(web_app)))
+                .await?,
+        );
+        conditions::publish(
+            &ctx.recorder,
+            &web_app.object_ref(&()),
+            EventType::Normal,
+            "DeploymentApplied",
+            format!("Deployment {name} applied"),
+        )
+        .await;
+    }
+    if !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
+        services
+            .patch(&name, &apply, &Patch::Apply(&desired_service(web_app)))
+            .await?;
+        conditions::publish(
+            &ctx.recorder,
+            &web_app.object_ref(&()),
+            EventType::Normal,
+            "ServiceApplied",
+            format!("Service {name} applied"),
+        )
+        .await;
+    }
+
+    // The status.
+    let (phase, ready) = phase(deployment.as_ref(), web_app);
+    let previous = web_app.status.clone().unwrap_or_default();
+    let generation = web_app.meta().generation;
+    let running = phase == "Running";
+    let message = format!("{ready}/{} replicas ready", web_app.spec.replicas);
+    let status = WebAppStatus {
+        phase: Some(phase.into()),
+        ready_replicas: Some(ready),
+        observed_generation: generation,
+        conditions: vec![ready_condition(
+            running,
+            if running { "Running" } else { phase },
+            &message,
+            find_ready(&previous.conditions),
+            generation,
+        )],
+    };
+    if web_app.status.as_ref() != Some(&status) {
+        let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &namespace);
+        let body = json!({"apiVersion": "example.com/v1", "kind": "WebApp", "status": status});
+        api.patch_status(&name, &apply, &Patch::Apply(body)).await?;
+    }
+    Ok(Action::requeue(ctx.resync))
+}
+
+/// The hook for external cleanup; the children go by garbage collection. It never fails, so deletion
+/// never hangs on it.
+async fn cleanup(web_app: &WebApp, ctx: &Context) -> Result<Action> {
+    conditions::publish(
+        &ctx.recorder,
+        &web_app.object_ref(&()),
+        EventType::Normal,
+        "CleanedUp",
+        format!(
+            "WebApp {} cleaned up; its Deployment and Service go with it",
+            web_app.name_any()
+        ),
+    )
+    .await;
+    Ok(Action::await_change())
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::DeploymentStatus;
+
+    use super::*;
+    use crate::api::web_app::WebAppSpec;
+
+    fn web_app() -> WebApp {
+        let mut app = WebApp::new(
+            "shop",
+            WebAppSpec {
+                image: "nginx:1.27".into(),
+                replicas: 3,
+                port: 8080,
+            },
+        );
+        app.metadata.namespace = Some("default".into());
+        app.metadata.uid = Some("uid-1".into());
+        app
+    }
+
+    #[test]
+    fn children_select_app_name_and_carry_the_spec() {
+        let app = web_app();
+        let deployment = desired_deployment(&app);
+        assert!(deployment_matches(&deployment, &app));
+        assert_eq!(
+            deployment
+                .spec
+                .as_ref()
+                .unwrap()
+                .selector
+                .match_labels
+                .as_ref()
+                .unwrap()["app"],
+            "shop"
+        );
+        let service = desired_service(&app);
+        assert!(service_matches(&service, &app));
+        assert_eq!(service.spec.unwrap().ports.unwrap()[0].port, 8080);
+        let mut changed = app.clone();
+        changed.spec.image = "nginx:1.28".into();
+        assert!(!deployment_matches(&deployment, &changed));
+    }
+
+    #[test]
+    fn phase_follows_readiness() {
+        let app = web_app();
+        assert_eq!(phase(None, &app), ("Pending", 0));
+        let mut deployment = desired_deployment(&app);
+        deployment.metadata.generation = Some(1);
+        deployment.status = Some(DeploymentStatus {
+            ready_replicas: Some(1),
+            observed_generation: Some(1),
+            ..Default::default()
+        });
+        assert_eq!(phase(Some(&deployment), &app), ("Deploying", 1));
+        deployment.status = Some(DeploymentStatus {
+            ready_replicas: Some(3),
+            observed_generation: Some(1),
+            ..Default::default()
+        });
+        assert_eq!(phase(Some(&deployment), &app), ("Running", 3));
+    }
+}

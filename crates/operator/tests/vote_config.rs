@@ -1,0 +1,246 @@
+//! VoteConfig against the embedded API server (issue 5).
+
+mod support;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{
+    Api,
+    api::{DeleteParams, Patch, PatchParams, PostParams},
+};
+use operator::{api::vote_config::VoteConfig, controllers::vote_config};
+use serde_json::{Value, json};
+use support::eventually;
+
+const LIMIT: Duration = Duration::from_secs(15);
+
+fn vote_config_body(name: &str, options: Value) -> VoteConfig {
+    serde_json::from_value(json!({
+        "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+        "metadata": {"name": name, "namespace": "default"}, "spec": {"options": options}
+    }))
+    .expect("valid VoteConfig")
+}
+
+fn pets() -> Value {
+    json!([{"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}])
+}
+
+async fn options_txt(config_maps: &Api<ConfigMap>, name: &str) -> Option<String> {
+    config_maps
+        .get_opt(name)
+        .await
+        .ok()??
+        .data?
+        .get("options.txt")
+        .cloned()
+}
+
+fn ready(vc: &VoteConfig) -> Option<String> {
+    let c = vc
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some(format!("{}/{}", c.status, c.reason))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config() {
+    let (_server, client) = support::cluster().await;
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, vote_config::run);
+    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+
+    let created = api
+        .create(&PostParams::default(), &vote_config_body("pets", pets()))
+        .await
+        .unwrap();
+    eventually("the ConfigMap", LIMIT, || async {
+        (options_txt(&config_maps, "pets-config").await.as_deref()
+            == Some("a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n"))
+        .then_some(())
+    })
+    .await;
+    let cm = config_maps.get("pets-config").await.unwrap();
+    let owner = &cm.metadata.owner_references.unwrap()[0];
+    assert_eq!(
+        (owner.uid.as_str(), owner.controller),
+        (created.metadata.uid.as_deref().unwrap(), Some(true))
+    );
+    let synced = eventually("Ready status", LIMIT, || async {
+        let vc = api.get("pets").await.ok()?;
+        (ready(&vc).as_deref() == Some("True/Synced")).then_some(vc)
+    })
+    .await;
+    let status = synced.status.clone().unwrap();
+    assert_eq!(
+        (status.config_map_name.as_deref(), status.option_count),
+        (Some("pets-config"), Some(2))
+    );
+
+    // A converged reconcile writes nothing: a change elsewhere triggers no new write.
+    let cm_rv = config_maps
+        .get("pets-config")
+        .await
+        .unwrap()
+        .metadata
+        .resource_version;
+    let before = running.reconciles();
+    api.patch(
+        "pets",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"touch": "1"}}})),
+    )
+    .await
+    .unwrap();
+    eventually("a reconcile of the label change", LIMIT, || async {
+        (running.reconciles() > before).then_some(())
+    })
+    .await;
+    assert_eq!(
+        config_maps
+            .get("pets-config")
+            .await
+            .unwrap()
+            .metadata
+            .resource_version,
+        cm_rv
+    );
+    assert_eq!(
+        api.get("pets").await.unwrap().status,
+        synced.status,
+        "no status write, lastUpdated unchanged"
+    );
+
+    // Update: the ConfigMap follows and lastUpdated moves... only if the content changed.
+    let more = json!([{"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "c", "label": "Birds", "color": "#123456"}]);
+    api.patch(
+        "pets",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"options": more}})),
+    )
+    .await
+    .unwrap();
+    eventually("the updated ConfigMap", LIMIT, || async {
+        (options_txt(&config_maps, "pets-config").await.as_deref()
+            == Some("a:Cats:#FF6B6B\nc:Birds:#123456\n"))
+        .then_some(())
+    })
+    .await;
+
+    // Hand edits and deletes are repaired (the controller watches the ConfigMaps it owns).
+    config_maps
+        .patch(
+            "pets-config",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"options.txt": "hacked"}})),
+        )
+        .await
+        .unwrap();
+    eventually("the edit to be repaired", LIMIT, || async {
+        (options_txt(&config_maps, "pets-config").await.as_deref()
+            == Some("a:Cats:#FF6B6B\nc:Birds:#123456\n"))
+        .then_some(())
+    })
+    .await;
+    config_maps
+        .delete("pets-config", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the deleted ConfigMap to come back", LIMIT, || async {
+        options_txt(&config_maps, "pets-config").await.map(|_| ())
+    })
+    .await;
+
+    // Deletion: the ConfigMap goes by garbage collection.
+    api.delete("pets", &DeleteParams::default()).await.unwrap();
+    eventually("the ConfigMap to be collected", LIMIT, || async {
+        config_maps
+            .get_opt("pets-config")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_map_owned_by_someone_else_is_never_taken_over() {
+    let (_server, client) = support::cluster().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let theirs: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "pets-config"}, "data": {"options.txt": "mine"}}))
+            .unwrap();
+    config_maps.create(&PostParams::default(), &theirs).await.unwrap();
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, vote_config::run);
+    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &vote_config_body("pets", pets()))
+        .await
+        .unwrap();
+    let vc = eventually("the not-owned condition", LIMIT, || async {
+        let vc = api.get("pets").await.ok()?;
+        (ready(&vc).as_deref() == Some("False/ConfigMapNotOwned")).then_some(vc)
+    })
+    .await;
+    assert!(vc.status.unwrap().conditions[0].message.contains("not owned"));
+    assert_eq!(
+        options_txt(&config_maps, "pets-config").await.as_deref(),
+        Some("mine")
+    );
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
+    let listed = events.list(&Default::default()).await.unwrap();
+    assert!(
+        listed
+            .items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("ConfigMapNotOwned")),
+        "an Event says so"
+    );
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_options_are_rejected_with_field_paths() {
+    let (_server, client) = support::cluster().await;
+    let api: Api<VoteConfig> = Api::namespaced(client, "default");
+    let cases = [
+        (
+            json!([{"id": "a", "label": "Cats", "color": "#FF6B6B"}]),
+            "spec.options",
+        ),
+        (
+            json!([{"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "a", "label": "Dogs", "color": "#4ECDC4"}]),
+            "Duplicate value",
+        ),
+        (
+            json!([{"id": "a", "label": "Cats", "color": "red"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]),
+            "spec.options[0].color",
+        ),
+        (
+            json!([{"id": "ab", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]),
+            "spec.options[0].id",
+        ),
+    ];
+    for (options, expected) in cases {
+        let error = api
+            .create(&PostParams::default(), &vote_config_body("bad", options))
+            .await
+            .unwrap_err();
+        let kube::Error::Api(status) = error else {
+            panic!("expected a Status error")
+        };
+        assert_eq!(status.code, 422);
+        assert!(
+            status.message.contains(expected),
+            "{expected}: {}",
+            status.message
+        );
+    }
+}

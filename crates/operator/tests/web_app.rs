@@ -1,0 +1,144 @@
+//! WebApp against the embedded API server (issue 5).
+
+mod support;
+
+use std::time::Duration;
+
+use k8s_openapi::api::{apps::v1::Deployment, core::v1::Service};
+use kube::{
+    Api,
+    api::{DeleteParams, Patch, PatchParams, PostParams},
+};
+use operator::{api::web_app::WebApp, controllers::web_app};
+use serde_json::json;
+use support::eventually;
+
+const LIMIT: Duration = Duration::from_secs(15);
+
+fn web_app_body(name: &str) -> WebApp {
+    serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "WebApp",
+        "metadata": {"name": name, "namespace": "default"}, "spec": {"image": "nginx:1.27", "replicas": 2}
+    }))
+    .expect("valid WebApp")
+}
+
+async fn phase(api: &Api<WebApp>, name: &str) -> Option<String> {
+    api.get(name).await.ok()?.status?.phase
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness() {
+    let (_server, client) = support::cluster().await;
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+
+    let created = api
+        .create(&PostParams::default(), &web_app_body("shop"))
+        .await
+        .unwrap();
+    eventually("Running", LIMIT, || async {
+        (phase(&api, "shop").await.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    let deployment = deployments.get("shop").await.unwrap();
+    assert_eq!(
+        deployment.metadata.owner_references.unwrap()[0].uid,
+        created.metadata.uid.clone().unwrap()
+    );
+    let service = services.get("shop").await.unwrap().spec.unwrap();
+    assert_eq!(service.selector.unwrap()["app"], "shop");
+    assert_eq!(service.ports.unwrap()[0].port, 80, "port defaults to 80");
+    assert_eq!(
+        api.get("shop").await.unwrap().status.unwrap().ready_replicas,
+        Some(2)
+    );
+
+    // Spec changes roll out.
+    api.patch(
+        "shop",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"image": "nginx:1.28", "replicas": 3, "port": 8080}})),
+    )
+    .await
+    .unwrap();
+    eventually("the rollout", LIMIT, || async {
+        let d = deployments.get("shop").await.ok()?;
+        let spec = d.spec?;
+        let image = spec.template.spec?.containers[0].image.clone()?;
+        let port = services.get("shop").await.ok()?.spec?.ports?[0].port;
+        (image == "nginx:1.28" && spec.replicas == Some(3) && port == 8080).then_some(())
+    })
+    .await;
+
+    // Drift is repaired.
+    deployments
+        .patch(
+            "shop",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 9}})),
+        )
+        .await
+        .unwrap();
+    eventually("replicas repaired", LIMIT, || async {
+        (deployments.get("shop").await.ok()?.spec?.replicas == Some(3)).then_some(())
+    })
+    .await;
+    services.delete("shop", &DeleteParams::default()).await.unwrap();
+    eventually("Service recreated", LIMIT, || async {
+        services.get_opt("shop").await.ok()?.map(|_| ())
+    })
+    .await;
+
+    // Deletion runs the finalizer's cleanup and completes; the children are collected.
+    api.delete("shop", &DeleteParams::default()).await.unwrap();
+    eventually("the WebApp and its children to go", LIMIT, || async {
+        let gone = api.get_opt("shop").await.ok()?.is_none()
+            && deployments.get_opt("shop").await.ok()?.is_none()
+            && services.get_opt("shop").await.ok()?.is_none();
+        gone.then_some(())
+    })
+    .await;
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
+    let listed = events.list(&Default::default()).await.unwrap();
+    assert!(
+        listed
+            .items
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("CleanedUp"))
+    );
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying() {
+    let (_server, client) = support::cluster().await;
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let mut body = web_app_body("stuck");
+    // The embedded API server's Deployment emulation keeps annotated Deployments unready; the
+    // annotation must be on the Deployment, so create it first with the annotation.
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    body.metadata.annotations = None;
+    api.create(&PostParams::default(), &body).await.unwrap();
+    eventually("the Deployment", LIMIT, || async {
+        deployments.get_opt("stuck").await.ok()?.map(|_| ())
+    })
+    .await;
+    deployments
+        .patch("stuck", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"annotations": {"apiserver.dev/never-ready": "true"}}, "spec": {"paused": true}})))
+        .await
+        .unwrap();
+    eventually("Deploying", LIMIT, || async {
+        (phase(&api, "stuck").await.as_deref() == Some("Deploying")).then_some(())
+    })
+    .await;
+    let status = api.get("stuck").await.unwrap().status.unwrap();
+    assert_eq!(status.ready_replicas, Some(0));
+    assert_eq!(status.conditions[0].status, "False");
+    running.stop().await;
+}

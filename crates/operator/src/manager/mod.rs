@@ -1,6 +1,10 @@
-//! Process concerns shared by every controller: metrics, back-off, readiness, (later) CLI, leader
-//! election, probes, shutdown and dev mode.
+//! Process concerns shared by every controller: the CLI, metrics, probes, back-off, readiness, leader
+//! election, shutdown and dev mode.
 
 pub mod backoff;
+pub mod cli;
+pub mod dev;
 pub mod metrics;
+pub mod probes;
 pub mod readiness;
+pub mod run;

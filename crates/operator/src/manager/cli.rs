@@ -1,0 +1,155 @@
+//! The `operator` command line. Flags follow controller-runtime's names where it has them; every flag
+//! also reads an environment variable.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::{controllers::postgres_writer, db::DatabaseConfig};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "operator",
+    version,
+    about = "Operators for PostgresWriter, VoteConfig and WebApp"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Log format.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+    /// Log filter, e.g. `info` or `operator=debug,kube=info`.
+    #[arg(long, env = "LOG_LEVEL", default_value = "info", global = true)]
+    pub log_level: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the controllers against the cluster in KUBECONFIG (or in-cluster configuration).
+    Run(RunArgs),
+    /// Print every CRD as multi-document YAML, or write one file per CRD with --out-dir.
+    Crds {
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+    },
+    /// Apply the CRDs to the cluster and wait until they are established.
+    Install,
+    /// Delete the CRDs (and with them every resource of these kinds) from the cluster.
+    Uninstall,
+    /// Everything on this machine: the embedded API server, a throwaway PostgreSQL, every controller.
+    Dev(DevArgs),
+}
+
+/// Which controllers to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ControllerName {
+    PostgresWriter,
+    VoteConfig,
+    WebApp,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Controllers to run (comma-separated); all by default. Without postgres-writer no database is needed.
+    #[arg(long, env = "CONTROLLERS", value_enum, value_delimiter = ',', default_values_t = [ControllerName::PostgresWriter, ControllerName::VoteConfig, ControllerName::WebApp])]
+    pub controllers: Vec<ControllerName>,
+    /// Where /metrics is served (`:8080` means every interface; `0` turns it off).
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
+    pub metrics_bind_address: String,
+    /// Where /healthz and /readyz are served (`0` turns them off).
+    #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
+    pub health_probe_bind_address: String,
+    /// Hold a Lease so that only one replica reconciles at a time.
+    #[arg(long, env = "LEADER_ELECT", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub leader_elect: bool,
+    #[arg(long, env = "LEADER_ELECTION_ID", default_value = "operator.demo.yash.com")]
+    pub leader_election_id: String,
+    /// Namespace of the Lease (the pod's namespace in a cluster).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    pub leader_election_namespace: String,
+    /// Seconds a Lease is valid without renewal (controller-runtime: 15).
+    #[arg(long, env = "LEASE_DURATION", default_value_t = 15)]
+    pub lease_duration_seconds: u64,
+    /// Reconciles each controller may run at once.
+    #[arg(long, env = "MAX_CONCURRENT_RECONCILES", default_value_t = 4)]
+    pub max_concurrent_reconciles: u16,
+    #[command(flatten)]
+    pub database: DatabaseConfig,
+    #[command(flatten)]
+    pub postgres_writer: postgres_writer::Settings,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DevArgs {
+    /// Where to write the kubeconfig of the embedded API server.
+    #[arg(long, env = "DEV_KUBECONFIG", default_value = ".dev/kubeconfig")]
+    pub kubeconfig: PathBuf,
+    /// Address of the embedded API server (loopback).
+    #[arg(long, env = "DEV_APISERVER_ADDR", default_value = "127.0.0.1:0")]
+    pub apiserver_addr: SocketAddr,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `:8080` -> 0.0.0.0:8080, `127.0.0.1:8080` as is, `0` or empty -> off.
+pub fn bind_address(text: &str) -> Result<Option<SocketAddr>, String> {
+    match text.trim() {
+        "" | "0" => Ok(None),
+        t if t.starts_with(':') => format!("0.0.0.0{t}")
+            .parse()
+            .map(Some)
+            .map_err(|e| format!("{text}: {e}")),
+        t => t.parse().map(Some).map_err(|e| format!("{text}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_addresses_follow_controller_runtime_conventions() {
+        assert_eq!(
+            bind_address(":8080").unwrap(),
+            Some("0.0.0.0:8080".parse().unwrap())
+        );
+        assert_eq!(
+            bind_address("127.0.0.1:9").unwrap(),
+            Some("127.0.0.1:9".parse().unwrap())
+        );
+        assert_eq!(bind_address("0").unwrap(), None);
+        assert!(bind_address("nope").is_err());
+    }
+
+    #[test]
+    fn run_defaults_to_every_controller_and_accepts_a_subset() {
+        let cli = Cli::parse_from(["operator", "run"]);
+        let Command::Run(args) = cli.command else {
+            panic!("run")
+        };
+        assert_eq!(args.controllers.len(), 3);
+        assert!(!args.leader_elect);
+        let cli = Cli::parse_from([
+            "operator",
+            "run",
+            "--controllers",
+            "vote-config,web-app",
+            "--leader-elect",
+        ]);
+        let Command::Run(args) = cli.command else {
+            panic!("run")
+        };
+        assert_eq!(
+            args.controllers,
+            [ControllerName::VoteConfig, ControllerName::WebApp]
+        );
+        assert!(args.leader_elect);
+    }
+}

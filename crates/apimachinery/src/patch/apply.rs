@@ -187,7 +187,9 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
         );
         for (path, value) in &owned_leaves {
             let overlaps = theirs.iter().any(|t| t.starts_with(path) || path.starts_with(t));
-            if overlaps && get_path(&live, path) != Some(value) {
+            // A field that no longer exists is owned by nobody (kube-apiserver prunes such entries).
+            let current = get_path(&live, path);
+            if overlaps && current.is_some() && current != Some(value) {
                 conflicts.push((manager.to_owned(), format!(".{}", path.join("."))));
             }
         }

@@ -196,34 +196,34 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
     let live = config_maps.get_opt(&name).await?;
 
     // Compare: someone else's ConfigMap is never taken over.
-    if let Some(live) = &live {
-        if !controlled_by(live, vote_config) {
-            let message =
-                format!("ConfigMap {name} exists and is not owned by this VoteConfig; delete or rename it");
-            let status = VoteConfigStatus {
-                observed_generation: generation,
-                conditions: vec![ready_condition(
-                    false,
-                    "ConfigMapNotOwned",
-                    &message,
-                    find_ready(&previous.conditions),
-                    generation,
-                )],
-                ..previous.clone()
-            };
-            if vote_config.status.as_ref() != Some(&status) {
-                conditions::publish(
-                    &ctx.recorder,
-                    &vote_config.object_ref(&()),
-                    EventType::Warning,
-                    "ConfigMapNotOwned",
-                    message.clone(),
-                )
-                .await;
-            }
-            write_status(ctx, vote_config, status).await?;
-            return Err(Error::NotOwned(message));
+    if let Some(live) = &live
+        && !controlled_by(live, vote_config)
+    {
+        let message =
+            format!("ConfigMap {name} exists and is not owned by this VoteConfig; delete or rename it");
+        let status = VoteConfigStatus {
+            observed_generation: generation,
+            conditions: vec![ready_condition(
+                false,
+                "ConfigMapNotOwned",
+                &message,
+                find_ready(&previous.conditions),
+                generation,
+            )],
+            ..previous.clone()
+        };
+        if vote_config.status.as_ref() != Some(&status) {
+            conditions::publish(
+                &ctx.recorder,
+                &vote_config.object_ref(&()),
+                EventType::Warning,
+                "ConfigMapNotOwned",
+                message.clone(),
+            )
+            .await;
         }
+        write_status(ctx, vote_config, status).await?;
+        return Err(Error::NotOwned(message));
     }
 
     // Act: only when the ConfigMap differs from what the spec asks.

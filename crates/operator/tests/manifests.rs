@@ -1,0 +1,18 @@
+//! The committed CRDs in config/crd are exactly what the code generates (`make manifests`).
+
+use std::path::Path;
+
+#[test]
+fn committed_crds_match_the_code() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/crd");
+    for crd in operator::api::crds() {
+        let name = crd.metadata.name.clone().unwrap();
+        let generated = serde_yaml::to_string(&crd).unwrap();
+        let committed = std::fs::read_to_string(dir.join(format!("{name}.yaml")))
+            .unwrap_or_else(|e| panic!("config/crd/{name}.yaml: {e}: run `make manifests`"));
+        assert_eq!(
+            committed, generated,
+            "config/crd/{name}.yaml is stale: run `make manifests` and commit"
+        );
+    }
+}

@@ -38,7 +38,11 @@ async fn main() {
         startups.push(started.elapsed());
     }
     startups.sort();
-    println!("startup_to_first_request p50={:?} max={:?}", percentile(&startups, 0.5), startups[startups.len() - 1]);
+    println!(
+        "startup_to_first_request p50={:?} max={:?}",
+        percentile(&startups, 0.5),
+        startups[startups.len() - 1]
+    );
 
     let server = ApiServer::start(Config::default()).await.expect("start");
     let client = server.client();
@@ -47,7 +51,11 @@ async fn main() {
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
         let api = api.clone();
-        let stream = api.watch(&WatchParams::default().timeout(290), "0").await.expect("watch").boxed();
+        let stream = api
+            .watch(&WatchParams::default().timeout(290), "0")
+            .await
+            .expect("watch")
+            .boxed();
         watchers.push(tokio::spawn(async move {
             let mut arrivals = Vec::with_capacity(WRITES);
             let mut stream = stream;
@@ -70,7 +78,9 @@ async fn main() {
             let mut sent = Vec::new();
             for i in (w..WRITES).step_by(WRITERS) {
                 let before = Instant::now();
-                api.create(&PostParams::default(), &config_map(format!("cm-{i:05}"))).await.expect("create");
+                api.create(&PostParams::default(), &config_map(format!("cm-{i:05}")))
+                    .await
+                    .expect("create");
                 sent.push((before, Instant::now()));
             }
             sent
@@ -87,18 +97,33 @@ async fn main() {
     );
     let mut latest_arrival = started;
     for watcher in watchers {
-        let arrivals = tokio::time::timeout(Duration::from_secs(60), watcher).await.expect("watchers finish").expect("join");
+        let arrivals = tokio::time::timeout(Duration::from_secs(60), watcher)
+            .await
+            .expect("watchers finish")
+            .expect("join");
         assert_eq!(arrivals.len(), WRITES, "every watcher saw every write");
         latest_arrival = latest_arrival.max(*arrivals.last().expect("arrivals"));
     }
-    println!("all events delivered to all watchers {:?} after the first write", latest_arrival - started);
+    println!(
+        "all events delivered to all watchers {:?} after the first write",
+        latest_arrival - started
+    );
 
     // Watch delivery latency: one write at a time, time from the write's acknowledgement to the event.
-    let mut stream = api.watch(&WatchParams::default().timeout(290), &server.store().current_resource_version().to_string()).await.expect("watch").boxed();
+    let mut stream = api
+        .watch(
+            &WatchParams::default().timeout(290),
+            &server.store().current_resource_version().to_string(),
+        )
+        .await
+        .expect("watch")
+        .boxed();
     let mut latencies = Vec::new();
     for i in 0..1000 {
         let before = Instant::now();
-        api.create(&PostParams::default(), &config_map(format!("lat-{i:04}"))).await.expect("create");
+        api.create(&PostParams::default(), &config_map(format!("lat-{i:04}")))
+            .await
+            .expect("create");
         loop {
             match stream.try_next().await.expect("event") {
                 Some(WatchEvent::Added(_)) => break,

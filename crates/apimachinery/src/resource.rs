@@ -241,7 +241,12 @@ pub fn builtins() -> Vec<ResourceType> {
                 Vec::new()
             },
             status_subresource: b.status,
-            verbs: ALL_VERBS.iter().map(|v| (*v).to_owned()).collect(),
+            // The real server has no deletecollection on namespaces.
+            verbs: ALL_VERBS
+                .iter()
+                .filter(|v| b.plural != "namespaces" || **v != "deletecollection")
+                .map(|v| (*v).to_owned())
+                .collect(),
             schema: None,
             openapi_schema: None,
             printer_columns: Vec::new(),
@@ -367,4 +372,113 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<FieldCause>> {
         });
     }
     Ok(types)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn find<'a>(types: &'a [ResourceType], group: &str, plural: &str) -> &'a ResourceType {
+        types
+            .iter()
+            .find(|rt| rt.group == group && rt.plural == plural)
+            .unwrap()
+    }
+
+    #[test]
+    fn b1_builtins_have_kubectl_short_names_scopes_and_status() {
+        let types = builtins();
+        let ns = find(&types, "", "namespaces");
+        assert!(!ns.namespaced && ns.short_names == ["ns"]);
+        assert!(!ns.verbs.contains(&"deletecollection".to_owned()));
+        let deploy = find(&types, "apps", "deployments");
+        assert_eq!(deploy.api_version(), "apps/v1");
+        assert!(deploy.status_subresource && deploy.categories == ["all"]);
+        assert_eq!(deploy.verbs.len(), 8);
+        let crd = find(&types, "apiextensions.k8s.io", "customresourcedefinitions");
+        assert!(!crd.namespaced && crd.short_names == ["crd", "crds"]);
+        assert_eq!(
+            crd.qualified_plural(),
+            "customresourcedefinitions.apiextensions.k8s.io"
+        );
+        assert!(!find(&types, "rbac.authorization.k8s.io", "clusterrolebindings").namespaced);
+        assert!(find(&types, "coordination.k8s.io", "leases").namespaced);
+        assert_eq!(find(&types, "", "configmaps").list_kind(), "ConfigMapList");
+    }
+
+    #[test]
+    fn w2_event_field_labels_for_both_event_groups() {
+        let types = builtins();
+        let core = find(&types, "", "events");
+        assert!(core.field_labels.contains(&"involvedObject.uid".to_owned()));
+        assert!(core.field_labels.contains(&"reason".to_owned()));
+        let events = find(&types, "events.k8s.io", "events");
+        assert!(events.field_labels.contains(&"regarding.name".to_owned()));
+        assert!(events.field_labels.contains(&"reportingController".to_owned()));
+    }
+
+    fn crd() -> Value {
+        json!({
+            "metadata": {"name": "postgreswriters.demo.yash.com"},
+            "spec": {
+                "group": "demo.yash.com",
+                "scope": "Namespaced",
+                "names": {"kind": "PostgresWriter", "plural": "postgreswriters", "shortNames": ["pw"],
+                          "categories": ["all"]},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true,
+                     "subresources": {"status": {}},
+                     "additionalPrinterColumns": [
+                         {"name": "Table", "type": "string", "jsonPath": ".spec.table", "priority": 1}
+                     ],
+                     "schema": {"openAPIV3Schema": {"type": "object",
+                         "properties": {"spec": {"type": "object", "properties": {"table": {"type": "string"}}}}}}},
+                    {"name": "v1alpha1", "served": false, "storage": false,
+                     "schema": {"openAPIV3Schema": {"type": "object"}}},
+                    {"name": "v2", "served": true, "storage": false, "scale": null,
+                     "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+                ]
+            }
+        })
+    }
+
+    #[test]
+    fn crd_serves_one_resource_type_per_served_version() {
+        let types = from_crd(&crd()).unwrap();
+        let versions: Vec<&str> = types.iter().map(|rt| rt.version.as_str()).collect();
+        assert_eq!(versions, ["v1", "v2"]);
+        let v1 = &types[0];
+        assert_eq!(v1.api_version(), "demo.yash.com/v1");
+        assert_eq!(
+            v1.singular, "postgreswriter",
+            "singular defaults to the lowercase kind"
+        );
+        assert!(v1.namespaced && v1.status_subresource && !types[1].status_subresource);
+        assert_eq!(v1.short_names, ["pw"]);
+        assert_eq!(v1.categories, ["all"]);
+        assert_eq!(v1.printer_columns[0].name, "Table");
+        assert_eq!(v1.printer_columns[0].json_path, ".spec.table");
+        assert_eq!(v1.printer_columns[0].priority, 1);
+        assert!(v1.schema.is_some());
+        assert_eq!(v1.openapi_schema.as_ref().unwrap()["type"], "object");
+        assert_eq!(
+            v1.origin,
+            Origin::Crd {
+                name: "postgreswriters.demo.yash.com".into()
+            }
+        );
+        assert!(!v1.is_builtin());
+    }
+
+    #[test]
+    fn cluster_scoped_crd_is_not_namespaced() {
+        let mut crd = crd();
+        crd["spec"]["scope"] = json!("Cluster");
+        crd["spec"]["names"]["singular"] = json!("pwriter");
+        let types = from_crd(&crd).unwrap();
+        assert!(!types[0].namespaced);
+        assert_eq!(types[0].singular, "pwriter");
+    }
 }

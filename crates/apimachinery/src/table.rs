@@ -88,10 +88,10 @@ fn cell(column: &PrinterColumn, object: &Value, now: jiff::Timestamp) -> Value {
                 .join(",")
         ),
     };
-    if column.column_type == "date" {
-        if let Some(at) = value.as_str().and_then(|t| t.parse::<jiff::Timestamp>().ok()) {
-            return json!(human_duration(now.duration_since(at).as_secs().max(0) as u64));
-        }
+    if column.column_type == "date"
+        && let Some(at) = value.as_str().and_then(|t| t.parse::<jiff::Timestamp>().ok())
+    {
+        return json!(human_duration(now.duration_since(at).as_secs().max(0) as u64));
     }
     value
 }
@@ -254,6 +254,40 @@ mod tests {
         let plain = render_table(&[], &[&object], false, "7", None, now);
         assert_eq!(plain["columnDefinitions"], json!([]));
         assert_eq!(plain["rows"][0]["cells"], json!(["w1", "5m3s"]));
+    }
+
+    #[test]
+    fn t1_json_path_indexes_wildcards_and_missing_values() {
+        let object = json!({
+            "metadata": {"name": "a"},
+            "spec": {"ports": [{"port": 80}, {"port": 443}], "hosts": [{"name": "x"}, {"name": "y"}]}
+        });
+        assert_eq!(evaluate(".spec.ports[0].port", &object), [json!(80)]);
+        assert_eq!(evaluate(".spec.ports[*].port", &object), [json!(80), json!(443)]);
+        assert_eq!(evaluate("{.spec.hosts[1].name}", &object), [json!("y")]);
+        assert!(evaluate(".spec.ports[5].port", &object).is_empty());
+        assert!(evaluate(".status.conditions[?(@.type==\"Ready\")].status", &object).is_empty());
+        let column = PrinterColumn {
+            name: "Hosts".into(),
+            column_type: "string".into(),
+            format: String::new(),
+            description: String::new(),
+            priority: 0,
+            json_path: ".spec.hosts[*].name".into(),
+        };
+        let table = render_table(
+            &[column],
+            &[&object],
+            true,
+            "3",
+            Some("next"),
+            jiff::Timestamp::now(),
+        );
+        assert_eq!(table["rows"][0]["cells"], json!(["a", "x,y"]));
+        assert_eq!(
+            table["metadata"],
+            json!({"resourceVersion": "3", "continue": "next"})
+        );
     }
 
     #[test]

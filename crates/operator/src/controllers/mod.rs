@@ -38,3 +38,54 @@ impl ControllerContext {
         }
     }
 }
+
+impl ControllerContext {
+    /// What every controller does the same way: count it in readiness, limit its concurrency, stop it
+    /// gracefully on shutdown, and mark it synced once its cache has the first full list.
+    pub fn configure<K>(
+        &self,
+        name: &'static str,
+        controller: kube::runtime::Controller<K>,
+    ) -> kube::runtime::Controller<K>
+    where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Eq + std::hash::Hash + Clone + Default + std::fmt::Debug + Unpin,
+    {
+        self.readiness.expect_controller(name);
+        let controller = controller
+            .with_config(kube::runtime::controller::Config::default().concurrency(self.concurrency))
+            .graceful_shutdown_on(self.shutdown_signal());
+        let store = controller.store();
+        let readiness = self.readiness.clone();
+        tokio::spawn(async move {
+            if store.wait_until_ready().await.is_ok() {
+                readiness.mark_synced(name);
+            }
+        });
+        controller
+    }
+
+    /// The Event recorder of controller `name`.
+    pub fn recorder(&self, name: &'static str) -> kube::runtime::events::Recorder {
+        kube::runtime::events::Recorder::new(
+            self.client.clone(),
+            kube::runtime::events::Reporter {
+                controller: name.into(),
+                instance: None,
+            },
+        )
+    }
+}
+
+/// Drives a running controller to its end; reconciles that did not complete were already counted
+/// and backed off by [`ReconcileRuntime`], so they are only logged here.
+pub async fn drain<T, E: std::fmt::Display>(results: impl futures::Stream<Item = Result<T, E>>) {
+    use futures::StreamExt;
+    results
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "reconcile did not complete");
+            }
+        })
+        .await;
+}

@@ -7,14 +7,13 @@
 
 use std::{sync::Arc, time::Duration};
 
-use futures::StreamExt;
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
     runtime::{
         Controller,
-        controller::{self, Action},
-        events::{EventType, Recorder, Reporter},
+        controller::Action,
+        events::{EventType, Recorder},
         finalizer::{self, finalizer},
         watcher,
     },
@@ -71,7 +70,6 @@ struct Context {
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Result<()> {
     let rows = RowStore::new(pool);
-    ctx.readiness.expect_controller(NAME);
     let ping_rows = rows.clone();
     ctx.readiness.add_check(
         "database",
@@ -81,16 +79,7 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
         }),
     );
     let api: Api<PostgresWriter> = Api::all(ctx.client.clone());
-    let controller = Controller::new(api, watcher::Config::default())
-        .with_config(controller::Config::default().concurrency(ctx.concurrency))
-        .graceful_shutdown_on(ctx.shutdown_signal());
-    let store = controller.store();
-    let readiness = ctx.readiness.clone();
-    tokio::spawn(async move {
-        if store.wait_until_ready().await.is_ok() {
-            readiness.mark_synced(NAME);
-        }
-    });
+    let controller = Controller::new(api, watcher::Config::default());
     if settings.orphan_sweep {
         tokio::spawn(sweep_orphan_rows_periodically(
             ctx.client.clone(),
@@ -103,22 +92,13 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
         rows,
         settings,
         runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
-        recorder: Recorder::new(
-            ctx.client.clone(),
-            Reporter {
-                controller: NAME.into(),
-                instance: None,
-            },
-        ),
+        recorder: ctx.recorder(NAME),
     });
-    controller
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "reconcile did not complete");
-            }
-        })
-        .await;
+    super::drain(
+        ctx.configure(NAME, controller)
+            .run(reconcile, error_policy, context),
+    )
+    .await;
     Ok(())
 }
 

@@ -3,7 +3,6 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use futures::StreamExt;
 use k8s_openapi::{
     api::{
         apps::v1::{Deployment, DeploymentSpec},
@@ -19,8 +18,8 @@ use kube::{
     api::{Patch, PatchParams},
     runtime::{
         Controller,
-        controller::{self, Action},
-        events::{EventType, Recorder, Reporter},
+        controller::Action,
+        events::{EventType, Recorder},
         finalizer::{self, finalizer},
         watcher,
     },
@@ -48,7 +47,6 @@ struct Context {
 }
 
 pub async fn run(ctx: ControllerContext) -> Result<()> {
-    ctx.readiness.expect_controller(NAME);
     let controller = Controller::new(Api::<WebApp>::all(ctx.client.clone()), watcher::Config::default())
         .owns(
             Api::<Deployment>::all(ctx.client.clone()),
@@ -57,36 +55,18 @@ pub async fn run(ctx: ControllerContext) -> Result<()> {
         .owns(
             Api::<Service>::all(ctx.client.clone()),
             watcher::Config::default(),
-        )
-        .with_config(controller::Config::default().concurrency(ctx.concurrency))
-        .graceful_shutdown_on(ctx.shutdown_signal());
-    let store = controller.store();
-    let readiness = ctx.readiness.clone();
-    tokio::spawn(async move {
-        if store.wait_until_ready().await.is_ok() {
-            readiness.mark_synced(NAME);
-        }
-    });
+        );
     let context = Arc::new(Context {
         client: ctx.client.clone(),
         runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
-        recorder: Recorder::new(
-            ctx.client.clone(),
-            Reporter {
-                controller: NAME.into(),
-                instance: None,
-            },
-        ),
+        recorder: ctx.recorder(NAME),
         resync: ctx.resync,
     });
-    controller
-        .run(reconcile, error_policy, context)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "reconcile did not complete");
-            }
-        })
-        .await;
+    super::drain(
+        ctx.configure(NAME, controller)
+            .run(reconcile, error_policy, context),
+    )
+    .await;
     Ok(())
 }
 

@@ -272,3 +272,53 @@ async fn check_9_27_deployment_reapply_removes_a_container_and_rolls_out() {
         .await;
     assert!(rollout.contains("successfully rolled out"), "{rollout}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
+    use std::io::{BufRead, BufReader};
+    let kubectl = Kubectl::start().await;
+    kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
+    kubectl
+        .ok(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "crd/postgreswriters.example.com",
+            "--timeout=10s",
+        ])
+        .await;
+    kubectl.ok(&["apply", "-f", &fixture("cr.yaml")]).await;
+    let mut watch = Command::new("/usr/bin/kubectl")
+        .args(["get", "pgw", "-w"])
+        .env("KUBECONFIG", &kubectl.kubeconfig)
+        .env("HOME", kubectl.home.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl get -w starts");
+    let (sender, lines) = std::sync::mpsc::channel();
+    let stdout = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = |what: &str| {
+        lines
+            .recv_timeout(std::time::Duration::from_secs(15))
+            .unwrap_or_else(|_| panic!("no {what} line"))
+    };
+    let header = next("header");
+    assert!(
+        header.contains("TABLE") && header.contains("REPLICAS"),
+        "{header}"
+    );
+    assert!(next("first row").contains("students"));
+    kubectl.ok(&["annotate", "pgw", "w1", "touched=yes"]).await;
+    let row = next("row after the change");
+    assert!(row.contains("w1") && row.contains("students"), "{row}");
+    assert!(!row.contains("TABLE"), "no second header (T2)");
+    let _ = watch.kill();
+    let _ = watch.wait();
+}

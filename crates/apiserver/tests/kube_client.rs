@@ -428,3 +428,43 @@ async fn l4_namespace_deletion_removes_its_contents() {
     .await;
     assert_eq!(api_error(api.get("c").await.unwrap_err()).code, 404);
 }
+
+#[tokio::test]
+async fn b4_p3_secrets_merge_string_data_and_strategic_patches_merge_containers_by_name() {
+    let (_server, client) = start().await;
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), "default");
+    let secret =
+        serde_json::from_value(json!({"metadata": {"name": "s"}, "stringData": {"password": "hunter2"}}))
+            .unwrap();
+    let created = secrets.create(&PostParams::default(), &secret).await.unwrap();
+    assert_eq!(created.type_.as_deref(), Some("Opaque"));
+    assert_eq!(created.data.unwrap()["password"].0, b"hunter2");
+    assert!(created.string_data.is_none());
+
+    let deployments: Api<Deployment> = Api::namespaced(client, "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {"metadata": {"labels": {"app": "d"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}, {"name": "sidecar", "image": "busybox"}]}}}
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let patch =
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}});
+    let patched = deployments
+        .patch("d", &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .unwrap();
+    let containers = patched.spec.unwrap().template.spec.unwrap().containers;
+    let images: Vec<(String, Option<String>)> = containers.into_iter().map(|c| (c.name, c.image)).collect();
+    assert_eq!(
+        images,
+        [
+            ("web".into(), Some("nginx:1.27".into())),
+            ("sidecar".into(), Some("busybox".into()))
+        ]
+    );
+}

@@ -57,6 +57,29 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
         Some(2)
     );
 
+    // A reconcile that finds everything as desired writes nothing.
+    let versions = || async {
+        (
+            deployments.get("shop").await.unwrap().metadata.resource_version,
+            services.get("shop").await.unwrap().metadata.resource_version,
+            api.get("shop").await.unwrap().status,
+        )
+    };
+    let before = versions().await;
+    let reconciles = running.reconciles();
+    api.patch(
+        "shop",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"touch": "1"}}})),
+    )
+    .await
+    .unwrap();
+    eventually("a reconcile of the label change", LIMIT, || async {
+        (running.reconciles() > reconciles).then_some(())
+    })
+    .await;
+    assert_eq!(versions().await, before, "no child or status write");
+
     // Spec changes roll out.
     api.patch(
         "shop",

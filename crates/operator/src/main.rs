@@ -31,6 +31,10 @@ fn shutdown_on_signal() -> watch::Receiver<bool> {
         }
         tracing::info!("shutting down");
         let _ = sender.send(true);
+        // controller-runtime's GracefulShutdownTimeout: in-flight reconciles get 30 s, then the process goes.
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        tracing::error!("graceful shutdown took longer than 30 s; exiting");
+        std::process::exit(1);
     });
     receiver
 }

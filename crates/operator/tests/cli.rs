@@ -27,6 +27,11 @@ fn lines(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> 
 }
 
 fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str, limit: Duration) -> String {
+    // The API server under test runs on this runtime: let it keep serving while this thread waits.
+    tokio::task::block_in_place(|| wait_for_line_blocking(lines, needle, limit))
+}
+
+fn wait_for_line_blocking(lines: &mpsc::Receiver<String>, needle: &str, limit: Duration) -> String {
     let deadline = Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -61,14 +66,14 @@ fn interrupt(child: &Child) {
         .expect("kill runs");
 }
 
-fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+async fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().expect("wait") {
             return status;
         }
         assert!(Instant::now() < deadline, "process did not exit within {limit:?}");
-        std::thread::sleep(Duration::from_millis(50));
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -141,7 +146,7 @@ async fn dev_serves_kubectl_writes_rows_and_leaves_no_process_behind() {
     };
     let before = data_dirs(());
     interrupt(&dev);
-    let status = wait_exit(&mut dev, Duration::from_secs(30));
+    let status = wait_exit(&mut dev, Duration::from_secs(40)).await;
     assert!(
         status.success(),
         "operator dev exits cleanly on SIGINT: {status:?}"
@@ -201,8 +206,7 @@ async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_wh
         Duration::from_secs(20),
     );
     assert!(
-        second_log
-            .recv_timeout(Duration::from_secs(4))
+        tokio::task::block_in_place(|| second_log.recv_timeout(Duration::from_secs(4)))
             .map_or(true, |l| !l.contains("became the leader")),
         "only one leader at a time"
     );
@@ -223,6 +227,6 @@ async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_wh
     let _ = first.wait();
     wait_for_line(&second_log, "became the leader", Duration::from_secs(20));
     interrupt(&second);
-    let status = wait_exit(&mut second, Duration::from_secs(20));
+    let status = wait_exit(&mut second, Duration::from_secs(40)).await;
     assert!(status.success(), "{status:?}");
 }

@@ -111,3 +111,99 @@ pub fn record_update(
 ) {
     let _ = (old, new, manager, subresource, now);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn p1_merge_patch_sets_keys_and_null_deletes() {
+        let live = json!({"spec": {"a": 1, "b": 2}, "metadata": {"name": "w"}});
+        let out = merge_patch(&live, &json!({"spec": {"a": 5, "b": null}})).unwrap();
+        assert_eq!(out, json!({"spec": {"a": 5}, "metadata": {"name": "w"}}));
+    }
+
+    #[test]
+    fn p1_merge_patch_that_is_not_an_object_is_a_bad_request() {
+        let err = merge_patch(&json!({}), &json!([1])).unwrap_err();
+        assert!(matches!(err, Error::BadRequest(_)), "{err:?}");
+    }
+
+    #[test]
+    fn p2_test_of_a_missing_path_against_null_passes_then_add_applies() {
+        // kube-runtime's finalizer helper sends exactly this pair.
+        let live = json!({"metadata": {"name": "w"}});
+        let patch = json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["demo.yash.com/cleanup"]}
+        ]);
+        let out = json_patch(&live, &patch).unwrap();
+        assert_eq!(out["metadata"]["finalizers"], json!(["demo.yash.com/cleanup"]));
+    }
+
+    #[test]
+    fn p2_failed_test_is_invalid_and_changes_nothing() {
+        let live = json!({"spec": {"table": "a"}});
+        let patch = json!([
+            {"op": "replace", "path": "/spec/table", "value": "b"},
+            {"op": "test", "path": "/spec/table", "value": "zzz"}
+        ]);
+        let err = json_patch(&live, &patch).unwrap_err();
+        assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+        assert_eq!(live["spec"]["table"], "a");
+    }
+
+    #[test]
+    fn p2_all_six_operations_apply_in_order() {
+        let live = json!({"a": 1, "b": {"c": 2}, "l": [1, 2]});
+        let patch = json!([
+            {"op": "add", "path": "/l/-", "value": 3},
+            {"op": "remove", "path": "/a"},
+            {"op": "replace", "path": "/b/c", "value": 4},
+            {"op": "copy", "from": "/b", "path": "/d"},
+            {"op": "move", "from": "/l", "path": "/m"},
+            {"op": "test", "path": "/m", "value": [1, 2, 3]}
+        ]);
+        let out = json_patch(&live, &patch).unwrap();
+        assert_eq!(out, json!({"b": {"c": 4}, "d": {"c": 4}, "m": [1, 2, 3]}));
+    }
+
+    #[test]
+    fn p2_body_that_is_not_an_array_of_ops_is_a_bad_request() {
+        for body in [json!({"op": "add"}), json!([{"op": "frobnicate", "path": "/a"}])] {
+            let err = json_patch(&json!({}), &body).unwrap_err();
+            assert!(matches!(err, Error::BadRequest(_)), "{body}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn p2_operation_on_a_missing_path_is_invalid() {
+        let err = json_patch(&json!({}), &json!([{"op": "remove", "path": "/nope"}])).unwrap_err();
+        assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn p4_status_subresource_apply_changes_only_status() {
+        let live =
+            json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "w"}, "spec": {"table": "a"}});
+        let applied = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "w"},
+            "spec": {"table": "changed"}, "status": {"ready": true}});
+        let out = server_side_apply(&ApplyRequest {
+            live: Some(&live),
+            applied: &applied,
+            manager: "ctrl",
+            force: false,
+            subresource: Some("status"),
+            builtin_kind: None,
+            now: "2026-11-22T00:00:00Z",
+        })
+        .unwrap();
+        assert_eq!(out["spec"]["table"], "a");
+        assert_eq!(out["status"]["ready"], true);
+        let entry = &out["metadata"]["managedFields"][0];
+        assert_eq!(entry["subresource"], "status");
+        assert_eq!(entry["fieldsV1"], json!({"f:status": {"f:ready": {}}}));
+    }
+}

@@ -9,12 +9,12 @@ use super::{ApplyRequest, strategic::merge_key};
 use crate::{Error, FieldCause, Result};
 
 /// Dotted paths of every leaf in `value` (list-maps by key, other lists as one leaf).
-fn leaves(value: &Value, kind: &str, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
+fn leaves(value: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             for (k, v) in map {
                 path.push(k.clone());
-                leaves(v, kind, path, out);
+                leaves(v, path, out);
                 path.pop();
             }
         }
@@ -165,7 +165,7 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             map.remove("metadata");
         }
     }
-    leaves(&applied_content, kind, &mut Vec::new(), &mut owned_leaves);
+    leaves(&applied_content, &mut Vec::new(), &mut owned_leaves);
     let managed: Vec<Value> = live
         .pointer("/metadata/managedFields")
         .and_then(Value::as_array)

@@ -156,11 +156,12 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying() {
         .patch("stuck", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"annotations": {"apiserver.dev/never-ready": "true"}}, "spec": {"paused": true}})))
         .await
         .unwrap();
-    eventually("Deploying", LIMIT, || async {
-        (phase(&api, "stuck").await.as_deref() == Some("Deploying")).then_some(())
+    // The Deployment passes through "spec changed, status not yet observed" first: wait for the settled state.
+    let status = eventually("Deploying with no ready replicas", LIMIT, || async {
+        let status = api.get("stuck").await.ok()?.status?;
+        (status.phase.as_deref() == Some("Deploying") && status.ready_replicas == Some(0)).then_some(status)
     })
     .await;
-    let status = api.get("stuck").await.unwrap().status.unwrap();
     assert_eq!(status.ready_replicas, Some(0));
     assert_eq!(status.conditions[0].status, "False");
     running.stop().await;

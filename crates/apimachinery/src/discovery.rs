@@ -286,4 +286,80 @@ mod tests {
                 .starts_with("/openapi/v3/apis/apps/v1?hash=")
         );
     }
+
+    fn crd_types(table_type: &str) -> Vec<ResourceType> {
+        let crd = json!({
+            "metadata": {"name": "postgreswriters.demo.yash.com"},
+            "spec": {"group": "demo.yash.com", "scope": "Namespaced",
+                "names": {"kind": "PostgresWriter", "plural": "postgreswriters"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+                        "properties": {"table": {"type": table_type}}}}}}}]}
+        });
+        let mut types = builtins();
+        types.extend(crate::resource::from_crd(&crd).unwrap());
+        types
+    }
+
+    #[test]
+    fn d6_aggregated_discovery_lists_scope_response_kind_and_status() {
+        let list = aggregated_discovery(&builtins(), true);
+        assert_eq!(list["kind"], "APIGroupDiscoveryList");
+        let core = &list["items"][0];
+        assert_eq!(core["metadata"]["name"], "");
+        let v1 = &core["versions"][0];
+        assert_eq!(v1["freshness"], "Current");
+        let namespaces = v1["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "namespaces")
+            .unwrap();
+        assert_eq!(namespaces["scope"], "Cluster");
+        assert_eq!(namespaces["responseKind"]["kind"], "Namespace");
+        assert_eq!(namespaces["subresources"][0]["subresource"], "status");
+        let groups = aggregated_discovery(&builtins(), false);
+        assert!(
+            groups["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|g| g["metadata"]["name"] != "")
+        );
+    }
+
+    #[test]
+    fn d3_group_list_prefers_the_first_served_version() {
+        let list = api_group_list(&builtins());
+        let apps = list["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "apps")
+            .unwrap();
+        assert_eq!(apps["preferredVersion"]["groupVersion"], "apps/v1");
+        assert!(list["groups"].as_array().unwrap().iter().all(|g| g["name"] != ""));
+    }
+
+    #[test]
+    fn d7_openapi_hash_changes_when_a_crd_schema_changes() {
+        let url = |types: &[ResourceType]| {
+            openapi_v3_index(types)["paths"]["apis/demo.yash.com/v1"]["serverRelativeURL"].clone()
+        };
+        assert_eq!(url(&crd_types("string")), url(&crd_types("string")));
+        assert_ne!(url(&crd_types("string")), url(&crd_types("integer")));
+        let document = openapi_v3_document(&crd_types("string"), "demo.yash.com", "v1").unwrap();
+        let schema = &document["components"]["schemas"]["com.yash.demo.v1.PostgresWriter"];
+        assert_eq!(
+            schema["properties"]["spec"]["properties"]["table"]["type"],
+            "string"
+        );
+        assert_eq!(
+            schema["x-kubernetes-group-version-kind"][0]["kind"],
+            "PostgresWriter"
+        );
+        let patch = &document["paths"]["/apis/demo.yash.com/v1/namespaces/{namespace}/postgreswriters/{name}"]
+            ["patch"];
+        assert_eq!(patch["x-kubernetes-group-version-kind"]["group"], "demo.yash.com");
+    }
 }

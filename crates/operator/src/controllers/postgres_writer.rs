@@ -338,10 +338,10 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
     let owner = writer.uid().unwrap_or_default();
     // Mid-move the row may be in either table: delete from both.
     let mut tables = vec![writer.spec.table.clone()];
-    if let Some(status_table) = writer.status.as_ref().and_then(|s| s.table.clone()) {
-        if !tables.contains(&status_table) {
-            tables.push(status_table);
-        }
+    if let Some(status_table) = writer.status.as_ref().and_then(|s| s.table.clone())
+        && !tables.contains(&status_table)
+    {
+        tables.push(status_table);
     }
     for table in tables.iter().filter_map(|t| TableName::parse(t).ok()) {
         if let Err(error) = ctx.rows.delete(&table, &id, &owner).await.map_err(classify) {

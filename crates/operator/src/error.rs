@@ -14,6 +14,10 @@ pub enum Error {
     #[error("database query failed: {0}")]
     Database(#[source] tokio_postgres::Error),
 
+    /// PostgreSQL refused a statement (it answered with an SQL state), shared by every row of a batch.
+    #[error("the database rejected the statement: {0}")]
+    DatabaseRejected(String),
+
     /// The table exists with columns this operator cannot write; fixing needs a human.
     #[error("table is incompatible: {0}")]
     TableIncompatible(String),

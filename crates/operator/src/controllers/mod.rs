@@ -39,7 +39,30 @@ impl ControllerContext {
     }
 }
 
+/// The key reconciles, back-off and the work-queue gauge use: `namespace/name`.
+pub fn object_key<K: kube::Resource>(object: &K) -> String {
+    use kube::ResourceExt;
+    format!("{}/{}", object.namespace().unwrap_or_default(), object.name_any())
+}
+
 impl ControllerContext {
+    /// A controller watching `api`, whose trigger stream also feeds `runtime`'s work-queue gauge.
+    pub fn controller<K>(&self, api: kube::Api<K>, runtime: &ReconcileRuntime) -> kube::runtime::Controller<K>
+    where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Eq + std::hash::Hash + Clone + Default + std::fmt::Debug + Unpin,
+    {
+        use futures::TryStreamExt;
+        use kube::runtime::{WatchStreamExt, reflector, watcher};
+        let (reader, writer) = reflector::store();
+        let queue = runtime.queue();
+        let trigger = reflector(writer, watcher(api, watcher::Config::default()))
+            .default_backoff()
+            .touched_objects()
+            .inspect_ok(move |object| queue.add(object_key(object)));
+        kube::runtime::Controller::for_stream(trigger, reader)
+    }
+
     /// What every controller does the same way: count it in readiness, limit its concurrency, stop it
     /// gracefully on shutdown, and mark it synced once its cache has the first full list.
     pub fn configure<K>(
@@ -52,6 +75,12 @@ impl ControllerContext {
         K::DynamicType: Eq + std::hash::Hash + Clone + Default + std::fmt::Debug + Unpin,
     {
         self.readiness.expect_controller(name);
+        self.metrics
+            .max_concurrent_reconciles
+            .get_or_create(&crate::manager::metrics::ControllerLabels {
+                controller: name.to_owned(),
+            })
+            .set(i64::from(self.concurrency));
         let controller = controller
             .with_config(kube::runtime::controller::Config::default().concurrency(self.concurrency))
             .graceful_shutdown_on(self.shutdown_signal());

@@ -11,11 +11,9 @@ use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
     runtime::{
-        Controller,
         controller::Action,
         events::{EventType, Recorder},
         finalizer::{self, finalizer},
-        watcher,
     },
 };
 use serde_json::json;
@@ -29,7 +27,7 @@ use crate::{
     api::postgres_writer::{
         Condition, FINALIZER, LEAVE_ROW_ANNOTATION, PostgresWriter, PostgresWriterStatus,
     },
-    db::{Pool, Row, RowStore, TableName, TableState, UpsertOutcome},
+    db::{Pool, Row, RowStore, RowWriter, TableName, TableState, UpsertOutcome},
     manager::backoff::Backoff,
 };
 
@@ -61,7 +59,7 @@ impl Default for Settings {
 
 struct Context {
     client: kube::Client,
-    rows: RowStore,
+    rows: RowWriter,
     settings: Settings,
     runtime: ReconcileRuntime,
     recorder: Recorder,
@@ -69,8 +67,13 @@ struct Context {
 
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Result<()> {
-    let rows = RowStore::new(pool);
-    let ping_rows = rows.clone();
+    let store = RowStore::new(pool, ctx.metrics.database.clone());
+    let pool_metrics = store.clone();
+    ctx.metrics
+        .on_scrape(move || pool_metrics.metrics().record_pool(pool_metrics.pool_status()));
+    // Half the pool writes batches; the rest serves table checks, the readiness ping and the sweep.
+    let rows = RowWriter::start(store.clone(), (store.pool_status().max_size / 2).max(1));
+    let ping_rows = store.clone();
     ctx.readiness.add_check(
         "database",
         Arc::new(move || {
@@ -78,8 +81,8 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
             Box::pin(async move { rows.ping().await })
         }),
     );
-    let api: Api<PostgresWriter> = Api::all(ctx.client.clone());
-    let controller = Controller::new(api, watcher::Config::default());
+    let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
+    let controller = ctx.controller(Api::<PostgresWriter>::all(ctx.client.clone()), &runtime);
     if settings.orphan_sweep {
         tokio::spawn(sweep_orphan_rows_periodically(
             ctx.client.clone(),
@@ -91,7 +94,7 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
         client: ctx.client.clone(),
         rows,
         settings,
-        runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
+        runtime,
         recorder: ctx.recorder(NAME),
     });
     super::drain(
@@ -102,12 +105,8 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
     Ok(())
 }
 
-fn key(writer: &PostgresWriter) -> String {
-    format!("{}/{}", writer.namespace().unwrap_or_default(), writer.name_any())
-}
-
 async fn reconcile(writer: Arc<PostgresWriter>, ctx: Arc<Context>) -> Result<Action> {
-    let key = key(&writer);
+    let key = super::object_key(writer.as_ref());
     let api: Api<PostgresWriter> =
         Api::namespaced(ctx.client.clone(), &writer.namespace().unwrap_or_default());
     ctx.runtime
@@ -125,7 +124,7 @@ async fn reconcile(writer: Arc<PostgresWriter>, ctx: Arc<Context>) -> Result<Act
 }
 
 fn error_policy(writer: Arc<PostgresWriter>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime.error_action(&key(&writer), error)
+    ctx.runtime.error_action(&super::object_key(writer.as_ref()), error)
 }
 
 /// The row the spec asks for.
@@ -133,7 +132,7 @@ pub fn desired_row(writer: &PostgresWriter) -> Result<Row> {
     let age = i32::try_from(writer.spec.age)
         .map_err(|_| Error::InvalidSpec(format!("age {} does not fit an integer column", writer.spec.age)))?;
     Ok(Row {
-        id: key(writer),
+        id: super::object_key(writer),
         owner_uid: writer.uid().unwrap_or_default(),
         name: writer.spec.name.clone(),
         age,
@@ -192,7 +191,7 @@ fn database_reason(error: &Error) -> &'static str {
     match error {
         Error::DatabaseUnavailable(_) => "DatabaseUnavailable",
         Error::Database(e) if e.code().is_none() => "DatabaseUnavailable",
-        Error::Database(_) => "DatabaseError",
+        Error::Database(_) | Error::DatabaseRejected(_) => "DatabaseError",
         _ => "Failed",
     }
 }
@@ -220,6 +219,7 @@ async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
     };
     let state = match ctx
         .rows
+        .store()
         .ensure_table(&table, ctx.settings.auto_create_tables)
         .await
         .map_err(classify)
@@ -243,28 +243,20 @@ async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
         let _ = report(ctx, writer, reason, Error::TableIncompatible(message)).await;
         return Ok(resync);
     }
-    let stored = match ctx.rows.read(&table, &desired.id).await.map_err(classify) {
-        Ok(row) => row,
+    // Compare and act: the row. The writer reads the stored row and writes only when it differs.
+    let wrote = match ctx.rows.sync(&table, desired.clone()).await.map_err(classify) {
+        Ok(UpsertOutcome::Written) => true,
+        Ok(UpsertOutcome::Unchanged) => false,
+        Ok(UpsertOutcome::OwnedByOther(owner)) => {
+            let message = format!(
+                "row {} in table {table} was written by another owner ({owner}); it is left untouched",
+                desired.id
+            );
+            let _ = report(ctx, writer, "RowConflict", Error::NotOwned(message)).await;
+            return Ok(resync);
+        }
         Err(error) => return Err(report(ctx, writer, database_reason(&error), error).await),
     };
-
-    // Compare and act: the row.
-    let mut wrote = false;
-    if stored.as_ref() != Some(&desired) {
-        match ctx.rows.upsert(&table, &desired).await.map_err(classify) {
-            Ok(UpsertOutcome::Written) => wrote = true,
-            Ok(UpsertOutcome::Unchanged) => {}
-            Ok(UpsertOutcome::OwnedByOther(owner)) => {
-                let message = format!(
-                    "row {} in table {table} was written by another owner ({owner}); it is left untouched",
-                    desired.id
-                );
-                let _ = report(ctx, writer, "RowConflict", Error::NotOwned(message)).await;
-                return Ok(resync);
-            }
-            Err(error) => return Err(report(ctx, writer, database_reason(&error), error).await),
-        }
-    }
     // A table move: the row is in the new table; now remove it from the old one.
     let previous_table = writer
         .status
@@ -274,7 +266,7 @@ async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
     if let Some(previous) = previous_table.as_deref().and_then(|t| TableName::parse(t).ok()) {
         if let Err(error) = ctx
             .rows
-            .delete(&previous, &desired.id, &desired.owner_uid)
+            .remove(&previous, &desired.id, &desired.owner_uid)
             .await
             .map_err(classify)
         {
@@ -334,7 +326,7 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
         .await;
         return Ok(Action::await_change());
     }
-    let id = key(writer);
+    let id = super::object_key(writer);
     let owner = writer.uid().unwrap_or_default();
     // Mid-move the row may be in either table: delete from both.
     let mut tables = vec![writer.spec.table.clone()];
@@ -344,7 +336,7 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
         tables.push(status_table);
     }
     for table in tables.iter().filter_map(|t| TableName::parse(t).ok()) {
-        if let Err(error) = ctx.rows.delete(&table, &id, &owner).await.map_err(classify) {
+        if let Err(error) = ctx.rows.remove(&table, &id, &owner).await.map_err(classify) {
             let error = Error::DatabaseUnavailable(format!(
                 "the row cannot be deleted yet ({error}); deletion waits for the database, or set the annotation {LEAVE_ROW_ANNOTATION}=true to leave the row"
             ));
@@ -363,7 +355,7 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
 }
 
 /// The orphan sweep: rows in tables our live resources use whose resource no longer exists.
-async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowStore, interval_seconds: u64) {
+async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowWriter, interval_seconds: u64) {
     let mut ticker = tokio::time::interval(Duration::from_secs(interval_seconds.max(1)));
     loop {
         ticker.tick().await;
@@ -373,19 +365,31 @@ async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowStore, in
     }
 }
 
-pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowStore) -> Result<u64> {
+/// Deletes rows in managed tables whose resource no longer exists; returns how many went.
+///
+/// Rows are read before resources are listed: a row is only written for a resource that exists, and a
+/// resource keeps existing (its finalizer) until its row is gone, so any row read here whose resource
+/// is missing from the later list is a true orphan, never a row of a resource created mid-sweep.
+pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowWriter) -> Result<u64> {
+    let mut candidates = Vec::new();
+    for table in rows.store().managed_tables().await? {
+        for (id, owner) in rows.store().list(&table).await? {
+            candidates.push((table.clone(), id, owner));
+        }
+    }
     let api: Api<PostgresWriter> = Api::all(client.clone());
-    let live = api.list(&Default::default()).await?;
-    let live_uids: std::collections::HashSet<String> = live.items.iter().filter_map(|w| w.uid()).collect();
-    let mut tables: std::collections::BTreeSet<String> =
-        live.items.iter().map(|w| w.spec.table.clone()).collect();
-    tables.extend(live.items.iter().filter_map(|w| w.status.as_ref()?.table.clone()));
+    let live_uids: std::collections::HashSet<String> = api
+        .list(&Default::default())
+        .await?
+        .items
+        .iter()
+        .filter_map(|w| w.uid())
+        .collect();
     let mut removed = 0;
-    for table in tables.iter().filter_map(|t| TableName::parse(t).ok()) {
-        for (id, owner) in rows.list(&table).await? {
-            if !live_uids.contains(&owner) {
-                removed += rows.delete(&table, &id, &owner).await?;
-            }
+    for (table, id, owner) in candidates {
+        if !live_uids.contains(&owner) && rows.remove(&table, &id, &owner).await? {
+            tracing::info!(%table, row = %id, "orphan row deleted");
+            removed += 1;
         }
     }
     Ok(removed)

@@ -1,9 +1,16 @@
 //! What every controller does around its reconcile function: time it, count results and errors under
-//! controller-runtime's metric names, and turn errors into per-object back-off.
+//! controller-runtime's metric names, track the work queue and busy workers, and turn errors into
+//! per-object back-off.
 
-use std::{future::Future, sync::Arc, time::Instant};
+use std::{
+    collections::HashSet,
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
 
 use kube::runtime::controller::Action;
+use prometheus_client::metrics::gauge::Gauge;
 
 use crate::{
     Error, Result,
@@ -15,19 +22,66 @@ pub struct ReconcileRuntime {
     controller: &'static str,
     metrics: Arc<Metrics>,
     backoff: Backoff,
+    queue: Arc<PendingObjects>,
+    active_workers: Gauge,
+}
+
+/// Objects that changed and wait for a reconcile to start: `workqueue_depth`. kube-runtime keeps its
+/// scheduler private, so the set is mirrored from the trigger stream (see
+/// [`super::ControllerContext::controller`]) and from reconcile starts. Changes of owned children are
+/// not counted.
+#[derive(Debug, Default)]
+pub struct PendingObjects {
+    keys: Mutex<HashSet<String>>,
+    depth: Gauge,
+}
+
+impl PendingObjects {
+    pub fn add(&self, key: String) {
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        keys.insert(key);
+        self.depth.set(keys.len() as i64);
+    }
+
+    fn remove(&self, key: &str) {
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        keys.remove(key);
+        self.depth.set(keys.len() as i64);
+    }
+}
+
+/// Decrements the busy-worker gauge however the reconcile ends (also when its future is dropped).
+struct Busy(Gauge);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 impl ReconcileRuntime {
     pub fn new(controller: &'static str, metrics: Arc<Metrics>, backoff: Backoff) -> Self {
+        let queue = Arc::new(PendingObjects {
+            keys: Mutex::default(),
+            depth: metrics.workqueue_depth(controller),
+        });
+        let active_workers = metrics.active_workers(controller);
         Self {
             controller,
             metrics,
             backoff,
+            queue,
+            active_workers,
         }
     }
 
     pub fn controller(&self) -> &'static str {
         self.controller
+    }
+
+    /// The pending-object set the trigger stream adds to.
+    pub fn queue(&self) -> Arc<PendingObjects> {
+        self.queue.clone()
     }
 
     /// Runs one reconcile of the object `key` (`namespace/name`), recording its outcome. Success
@@ -37,6 +91,9 @@ impl ReconcileRuntime {
         key: &str,
         reconcile: impl Future<Output = Result<Action>>,
     ) -> Result<Action> {
+        self.queue.remove(key);
+        self.active_workers.inc();
+        let _busy = Busy(self.active_workers.clone());
         let started = Instant::now();
         let outcome = reconcile.await;
         let result = match &outcome {

@@ -12,7 +12,6 @@ use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
     runtime::{
-        Controller,
         controller::Action,
         events::{EventType, Recorder},
         watcher,
@@ -42,17 +41,15 @@ struct Context {
 }
 
 pub async fn run(ctx: ControllerContext) -> Result<()> {
-    let controller = Controller::new(
-        Api::<VoteConfig>::all(ctx.client.clone()),
-        watcher::Config::default(),
-    )
+    let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
+    let controller = ctx.controller(Api::<VoteConfig>::all(ctx.client.clone()), &runtime)
     .owns(
         Api::<ConfigMap>::all(ctx.client.clone()),
         watcher::Config::default(),
     );
     let context = Arc::new(Context {
         client: ctx.client.clone(),
-        runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
+        runtime,
         recorder: ctx.recorder(NAME),
         resync: ctx.resync,
     });
@@ -129,23 +126,15 @@ fn matches_desired(live: &ConfigMap, desired: &ConfigMap) -> bool {
             .all(|(k, v)| live.labels().get(k) == Some(v))
 }
 
-fn key(vote_config: &VoteConfig) -> String {
-    format!(
-        "{}/{}",
-        vote_config.namespace().unwrap_or_default(),
-        vote_config.name_any()
-    )
-}
-
 async fn reconcile(vote_config: Arc<VoteConfig>, ctx: Arc<Context>) -> Result<Action> {
-    let key = key(&vote_config);
+    let key = super::object_key(vote_config.as_ref());
     ctx.runtime
         .instrument(&key, reconcile_config_map(&vote_config, &ctx))
         .await
 }
 
 fn error_policy(vote_config: Arc<VoteConfig>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime.error_action(&key(&vote_config), error)
+    ctx.runtime.error_action(&super::object_key(vote_config.as_ref()), error)
 }
 
 async fn write_status(ctx: &Context, vote_config: &VoteConfig, status: VoteConfigStatus) -> Result<()> {

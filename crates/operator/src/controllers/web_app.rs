@@ -17,7 +17,6 @@ use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
     runtime::{
-        Controller,
         controller::Action,
         events::{EventType, Recorder},
         finalizer::{self, finalizer},
@@ -47,7 +46,8 @@ struct Context {
 }
 
 pub async fn run(ctx: ControllerContext) -> Result<()> {
-    let controller = Controller::new(Api::<WebApp>::all(ctx.client.clone()), watcher::Config::default())
+    let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
+    let controller = ctx.controller(Api::<WebApp>::all(ctx.client.clone()), &runtime)
         .owns(
             Api::<Deployment>::all(ctx.client.clone()),
             watcher::Config::default(),
@@ -58,7 +58,7 @@ pub async fn run(ctx: ControllerContext) -> Result<()> {
         );
     let context = Arc::new(Context {
         client: ctx.client.clone(),
-        runtime: ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default()),
+        runtime,
         recorder: ctx.recorder(NAME),
         resync: ctx.resync,
     });
@@ -185,16 +185,8 @@ pub fn phase(deployment: Option<&Deployment>, web_app: &WebApp) -> (&'static str
     }
 }
 
-fn key(web_app: &WebApp) -> String {
-    format!(
-        "{}/{}",
-        web_app.namespace().unwrap_or_default(),
-        web_app.name_any()
-    )
-}
-
 async fn reconcile(web_app: Arc<WebApp>, ctx: Arc<Context>) -> Result<Action> {
-    let key = key(&web_app);
+    let key = super::object_key(web_app.as_ref());
     let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &web_app.namespace().unwrap_or_default());
     ctx.runtime
         .instrument(&key, async {
@@ -211,7 +203,7 @@ async fn reconcile(web_app: Arc<WebApp>, ctx: Arc<Context>) -> Result<Action> {
 }
 
 fn error_policy(web_app: Arc<WebApp>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime.error_action(&key(&web_app), error)
+    ctx.runtime.error_action(&super::object_key(web_app.as_ref()), error)
 }
 
 async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {

@@ -1,10 +1,14 @@
-//! The PostgreSQL pool and the row store PostgresWriter writes through.
+//! The PostgreSQL pool, the SQL PostgresWriter runs, and the batching row writer in front of it.
 
+mod batch;
 mod config;
+mod metrics;
 mod rows;
 pub mod throwaway;
 
+pub use batch::RowWriter;
 pub use config::DatabaseConfig;
+pub use metrics::DatabaseMetrics;
 pub use rows::{Row, RowStore, TableName, TableState, UpsertOutcome};
 
 pub type Pool = deadpool_postgres::Pool;

@@ -2,7 +2,15 @@
 //! is a bound parameter. `owner_uid` records which resource incarnation wrote a row, so a row someone
 //! else wrote, or a deleted-and-recreated resource's old row, is never overwritten or deleted silently.
 
-use super::Pool;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use tokio_postgres::error::SqlState;
+
+use super::{DatabaseMetrics, Pool};
 use crate::{Error, Result};
 
 /// A table name that is a valid lower-case PostgreSQL identifier (the CRD schema enforces the same).
@@ -61,6 +69,7 @@ pub enum TableState {
     Incompatible(String),
 }
 
+/// What syncing one row found and did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UpsertOutcome {
     Written,
@@ -77,9 +86,16 @@ const COLUMNS: &[(&str, &str)] = &[
     ("owner_uid", "text"),
 ];
 
+/// How long a table found compatible is trusted before its columns are read again. A table dropped or
+/// altered by hand in between makes a statement fail, which forgets it at once.
+const TABLE_CHECK_TTL: Duration = Duration::from_secs(30);
+
+/// The SQL PostgresWriter runs, each statement over many rows at once (see [`super::RowWriter`]).
 #[derive(Clone)]
 pub struct RowStore {
     pool: Pool,
+    metrics: DatabaseMetrics,
+    checked_tables: Arc<Mutex<HashMap<TableName, Instant>>>,
 }
 
 fn unavailable(error: impl std::fmt::Display) -> Error {
@@ -87,11 +103,23 @@ fn unavailable(error: impl std::fmt::Display) -> Error {
 }
 
 impl RowStore {
-    pub fn new(pool: Pool) -> Self {
-        RowStore { pool }
+    pub fn new(pool: Pool, metrics: DatabaseMetrics) -> Self {
+        RowStore {
+            pool,
+            metrics,
+            checked_tables: Default::default(),
+        }
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Object> {
+    pub fn metrics(&self) -> &DatabaseMetrics {
+        &self.metrics
+    }
+
+    pub fn pool_status(&self) -> deadpool_postgres::Status {
+        self.pool.status()
+    }
+
+    pub async fn client(&self) -> Result<deadpool_postgres::Object> {
         self.pool.get().await.map_err(unavailable)
     }
 
@@ -103,8 +131,37 @@ impl RowStore {
         }
     }
 
+    /// Trust `table`'s columns no longer: a statement on it failed in a way a hand edit explains.
+    pub fn forget_table(&self, table: &TableName) {
+        self.checked_tables
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(table);
+    }
+
+    fn recently_checked(&self, table: &TableName) -> bool {
+        let checked = self.checked_tables.lock().unwrap_or_else(|p| p.into_inner());
+        checked.get(table).is_some_and(|at| at.elapsed() < TABLE_CHECK_TTL)
+    }
+
     /// Checks the table's columns; creates it when missing and `auto_create` is on.
     pub async fn ensure_table(&self, table: &TableName, auto_create: bool) -> Result<TableState> {
+        if self.recently_checked(table) {
+            return Ok(TableState::Ready);
+        }
+        let started = Instant::now();
+        let state = self.check_table(table, auto_create).await;
+        self.metrics.observe("schema", 1, started.elapsed());
+        if let Ok(TableState::Ready) = state {
+            self.checked_tables
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(table.clone(), Instant::now());
+        }
+        state
+    }
+
+    async fn check_table(&self, table: &TableName, auto_create: bool) -> Result<TableState> {
         let client = self.client().await?;
         let columns = client
             .query(
@@ -146,80 +203,145 @@ impl RowStore {
         })
     }
 
-    pub async fn read(&self, table: &TableName, id: &str) -> Result<Option<Row>> {
-        let client = self.client().await?;
-        let row = client
-            .query_opt(
+    /// The stored rows among `ids`, by id.
+    pub async fn read_many(
+        &self,
+        client: &tokio_postgres::Client,
+        table: &TableName,
+        ids: &[&str],
+    ) -> Result<HashMap<String, Row>> {
+        let started = Instant::now();
+        let rows = client
+            .query(
                 &format!(
-                    "SELECT id, owner_uid, name, age, country FROM {} WHERE id = $1",
+                    "SELECT id, owner_uid, name, age, country FROM {} WHERE id = ANY($1)",
                     table.quoted()
                 ),
-                &[&id],
+                &[&ids],
             )
             .await
             .map_err(Error::Database)?;
-        Ok(row.map(|r| Row {
-            id: r.get(0),
-            owner_uid: r.get(1),
-            name: r.get(2),
-            age: r.get(3),
-            country: r.get(4),
-        }))
+        self.metrics.observe("select", ids.len(), started.elapsed());
+        rows.iter()
+            .map(|r| {
+                // A column whose type was changed by hand cannot be decoded: say so instead of panicking.
+                let decode = || -> Result<Row, tokio_postgres::Error> {
+                    Ok(Row {
+                        id: r.try_get(0)?,
+                        owner_uid: r.try_get(1)?,
+                        name: r.try_get(2)?,
+                        age: r.try_get(3)?,
+                        country: r.try_get(4)?,
+                    })
+                };
+                decode()
+                    .map(|row| (row.id.clone(), row))
+                    .map_err(|e| Error::TableIncompatible(format!("table {table}: {e}")))
+            })
+            .collect()
     }
 
-    /// Inserts or updates the row, but never one another owner wrote, and writes nothing when the
-    /// stored values already match.
-    pub async fn upsert(&self, table: &TableName, row: &Row) -> Result<UpsertOutcome> {
-        let client = self.client().await?;
+    /// Inserts or updates `rows` in one statement, but never a row another owner wrote and never one
+    /// whose values already match. Returns the ids it wrote. `rows` must not repeat an id.
+    pub async fn write_many(
+        &self,
+        client: &tokio_postgres::Client,
+        table: &TableName,
+        rows: &[&Row],
+    ) -> Result<Vec<String>> {
         let t = table.quoted();
+        let column = |f: fn(&Row) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
+        let ids = column(|r| &r.id);
+        let owners = column(|r| &r.owner_uid);
+        let names = column(|r| &r.name);
+        let countries = column(|r| &r.country);
+        let ages: Vec<i32> = rows.iter().map(|r| r.age).collect();
+        let started = Instant::now();
         let written = client
-            .execute(
+            .query(
                 &format!(
-                    "INSERT INTO {t} (id, owner_uid, name, age, country) VALUES ($1, $2, $3, $4, $5) \
+                    "INSERT INTO {t} (id, owner_uid, name, age, country) \
+                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[]) \
                      ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, age = EXCLUDED.age, country = EXCLUDED.country \
                      WHERE {t}.owner_uid = EXCLUDED.owner_uid \
-                     AND ({t}.name, {t}.age, {t}.country) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.age, EXCLUDED.country)"
+                     AND ({t}.name, {t}.age, {t}.country) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.age, EXCLUDED.country) \
+                     RETURNING id"
                 ),
-                &[&row.id, &row.owner_uid, &row.name, &row.age, &row.country],
+                &[&ids, &owners, &names, &ages, &countries],
             )
             .await
             .map_err(Error::Database)?;
-        if written == 1 {
-            return Ok(UpsertOutcome::Written);
-        }
-        match self.read(table, &row.id).await? {
-            Some(existing) if existing.owner_uid != row.owner_uid => {
-                Ok(UpsertOutcome::OwnedByOther(existing.owner_uid))
+        self.metrics.observe("upsert", rows.len(), started.elapsed());
+        self.metrics.rows_written.inc_by(written.len() as u64);
+        Ok(written.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Deletes each (id, owner_uid) row, only if that owner wrote it, in one statement. Returns the ids
+    /// deleted; a table that is gone holds nothing to delete.
+    pub async fn delete_many(
+        &self,
+        client: &tokio_postgres::Client,
+        table: &TableName,
+        keys: &[(&str, &str)],
+    ) -> Result<Vec<String>> {
+        let ids: Vec<&str> = keys.iter().map(|(id, _)| *id).collect();
+        let owners: Vec<&str> = keys.iter().map(|(_, owner)| *owner).collect();
+        let started = Instant::now();
+        let deleted = client
+            .query(
+                &format!(
+                    "DELETE FROM {t} USING unnest($1::text[], $2::text[]) AS gone(id, owner_uid) \
+                     WHERE {t}.id = gone.id AND {t}.owner_uid = gone.owner_uid RETURNING {t}.id",
+                    t = table.quoted()
+                ),
+                &[&ids, &owners],
+            )
+            .await;
+        self.metrics.observe("delete", keys.len(), started.elapsed());
+        match deleted {
+            Ok(rows) => {
+                self.metrics.rows_deleted.inc_by(rows.len() as u64);
+                Ok(rows.iter().map(|r| r.get(0)).collect())
             }
-            _ => Ok(UpsertOutcome::Unchanged),
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
+            Err(e) => Err(Error::Database(e)),
         }
     }
 
-    /// Deletes the row only if `owner_uid` wrote it. Returns how many rows went (0 or 1).
-    pub async fn delete(&self, table: &TableName, id: &str, owner_uid: &str) -> Result<u64> {
+    /// Tables in the current schema shaped like ours (they have our bookkeeping column), for the
+    /// orphan sweep: also those no live resource names any more.
+    pub async fn managed_tables(&self) -> Result<Vec<TableName>> {
         let client = self.client().await?;
-        match client
-            .execute(
-                &format!("DELETE FROM {} WHERE id = $1 AND owner_uid = $2", table.quoted()),
-                &[&id, &owner_uid],
+        let started = Instant::now();
+        let rows = client
+            .query(
+                "SELECT table_name::text FROM information_schema.columns WHERE table_schema = current_schema() \
+                 AND column_name IN ('id', 'owner_uid') GROUP BY table_name HAVING count(*) = 2",
+                &[],
             )
             .await
-        {
-            Ok(count) => Ok(count),
-            // A table that is gone holds no row to delete.
-            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Ok(0),
-            Err(e) => Err(Error::Database(e)),
-        }
+            .map_err(Error::Database)?;
+        self.metrics.observe("schema", 1, started.elapsed());
+        // A table someone named outside our identifier rules is not one we wrote.
+        Ok(rows
+            .iter()
+            .filter_map(|r| TableName::parse(r.get(0)).ok())
+            .collect())
     }
 
     /// Every (id, owner_uid) in the table, for the orphan sweep.
     pub async fn list(&self, table: &TableName) -> Result<Vec<(String, String)>> {
         let client = self.client().await?;
+        let started = Instant::now();
         let rows = client
             .query(&format!("SELECT id, owner_uid FROM {}", table.quoted()), &[])
-            .await
-            .map_err(Error::Database)?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            .await;
+        self.metrics.observe("list", 1, started.elapsed());
+        match rows {
+            Ok(rows) => Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect()),
+            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
+            Err(e) => Err(Error::Database(e)),
+        }
     }
 }
 

@@ -5,13 +5,21 @@ use std::time::Duration;
 
 use prometheus_client::{
     encoding::{EncodeLabelSet, text::encode},
-    metrics::{counter::Counter, family::Family, histogram::Histogram},
+    metrics::{counter::Counter, family::Family, gauge::Gauge, histogram::Histogram},
     registry::Registry,
 };
+
+use crate::db::DatabaseMetrics;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ControllerLabels {
     pub controller: String,
+}
+
+/// controller-runtime labels its work queues by controller name under `name`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueueLabels {
+    pub name: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -27,6 +35,13 @@ pub struct Metrics {
     pub reconcile_errors_total: Family<ControllerLabels, Counter>,
     pub terminal_reconcile_errors_total: Family<ControllerLabels, Counter>,
     pub reconcile_time_seconds: Family<ControllerLabels, Histogram>,
+    pub active_workers: Family<ControllerLabels, Gauge>,
+    pub max_concurrent_reconciles: Family<ControllerLabels, Gauge>,
+    /// Objects changed and waiting for a reconcile to start.
+    pub workqueue_depth: Family<QueueLabels, Gauge>,
+    pub database: DatabaseMetrics,
+    /// Refresh gauges that mirror someone else's state (the pool) right before a scrape.
+    scrape_hooks: std::sync::Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -78,18 +93,60 @@ impl Metrics {
             "Length of time per reconciliation per controller",
             reconcile_time_seconds.clone(),
         );
+        let active_workers = Family::<ControllerLabels, Gauge>::default();
+        registry.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            active_workers.clone(),
+        );
+        let max_concurrent_reconciles = Family::<ControllerLabels, Gauge>::default();
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            max_concurrent_reconciles.clone(),
+        );
+        let workqueue_depth = Family::<QueueLabels, Gauge>::default();
+        registry.register(
+            "workqueue_depth",
+            "Current depth of workqueue",
+            workqueue_depth.clone(),
+        );
+        let database = DatabaseMetrics::register(&mut registry);
         Self {
             registry,
             reconcile_total,
             reconcile_errors_total,
             terminal_reconcile_errors_total,
             reconcile_time_seconds,
+            active_workers,
+            max_concurrent_reconciles,
+            workqueue_depth,
+            database,
+            scrape_hooks: Default::default(),
         }
     }
 
-    /// Registers more metric families (the database's, the work queue's) before the server starts.
-    pub fn registry_mut(&mut self) -> &mut Registry {
-        &mut self.registry
+    /// Runs `hook` before every scrape, to copy state kept elsewhere into gauges.
+    pub fn on_scrape(&self, hook: impl Fn() + Send + Sync + 'static) {
+        if let Ok(mut hooks) = self.scrape_hooks.lock() {
+            hooks.push(Box::new(hook));
+        }
+    }
+
+    pub fn active_workers(&self, controller: &str) -> Gauge {
+        self.active_workers
+            .get_or_create(&ControllerLabels {
+                controller: controller.to_owned(),
+            })
+            .clone()
+    }
+
+    pub fn workqueue_depth(&self, controller: &str) -> Gauge {
+        self.workqueue_depth
+            .get_or_create(&QueueLabels {
+                name: controller.to_owned(),
+            })
+            .clone()
     }
 
     pub fn observe_reconcile(&self, controller: &str, result: &str, elapsed: Duration) {
@@ -117,6 +174,9 @@ impl Metrics {
 
     /// The Prometheus text exposition of every registered family.
     pub fn encode(&self) -> String {
+        if let Ok(hooks) = self.scrape_hooks.lock() {
+            hooks.iter().for_each(|hook| hook());
+        }
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut out, &self.registry);

@@ -15,6 +15,8 @@ pub mod store;
 use std::{net::SocketAddr, path::Path, sync::Arc};
 
 pub use error::{Error, Result};
+pub use http::auth::Auth;
+use secrecy::{ExposeSecret, SecretString};
 pub use store::Store;
 use tokio::{sync::oneshot, task::JoinHandle};
 
@@ -27,6 +29,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// How many watch events are remembered for watches that resume from a resourceVersion (W6).
     pub history_capacity: usize,
+    /// Who may send requests: by default only holders of a token generated at start-up.
+    pub auth: Auth,
 }
 
 impl Default for Config {
@@ -35,6 +39,7 @@ impl Default for Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             max_body_bytes: 3 * 1024 * 1024,
             history_capacity: 10_000,
+            auth: Auth::default(),
         }
     }
 }
@@ -43,6 +48,9 @@ impl Default for Config {
 pub struct ApiServer {
     addr: SocketAddr,
     store: Arc<Store>,
+    token: Option<SecretString>,
+    /// Present exactly when a token is required: clients send credentials over https only.
+    tls: Option<http::tls::Identity>,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
@@ -52,25 +60,29 @@ impl ApiServer {
         let listener = tokio::net::TcpListener::bind(config.addr).await?;
         let addr = listener.local_addr()?;
         let store = Store::new(config.history_capacity);
+        let token = config.auth.into_token();
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
             pages: Default::default(),
+            token: token.clone(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);
-        let task = tokio::spawn(async move {
-            let serving = axum::serve(listener, app).with_graceful_shutdown(async {
-                let _ = stopped.await;
-            });
-            if let Err(error) = serving.await {
-                tracing::error!(%error, "API server stopped");
-            }
-        });
-        tracing::info!(%addr, "embedded API server listening");
+        let tls = match token {
+            Some(_) => Some(http::tls::Identity::generate()?),
+            None => None,
+        };
+        let task = match &tls {
+            Some(identity) => tokio::spawn(serve(identity.listener(listener), app, stopped)),
+            None => tokio::spawn(serve(listener, app, stopped)),
+        };
+        tracing::info!(%addr, tls = tls.is_some(), "embedded API server listening");
         Ok(ApiServer {
             addr,
             store,
+            token,
+            tls,
             shutdown: Some(shutdown),
             task,
         })
@@ -80,26 +92,58 @@ impl ApiServer {
         self.addr
     }
 
+    /// `https://127.0.0.1:PORT` when a token is required, `http://...` without authentication.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The PEM certificate of the CA that signed the serving certificate, when serving https.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.tls.as_ref().map(http::tls::Identity::ca_pem)
     }
 
     pub fn store(&self) -> &Arc<Store> {
         &self.store
     }
 
-    /// A kube-rs client for this server (namespace `default`).
-    pub fn client(&self) -> kube::Client {
-        // A URL built from a bound socket address always parses; a kube Config over plain HTTP always
-        // yields a client.
-        let url = self.url().parse().expect("server URL parses");
-        kube::Client::try_from(kube::Config::new(url)).expect("client for plain HTTP")
+    /// The bearer token requests must carry, or `None` when the server runs without authentication.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_ref().map(|token| token.expose_secret())
     }
 
-    /// A kubeconfig that kubectl, kube-rs and the Python client use as is (D1).
+    /// A kube-rs client for this server (namespace `default`), sending the bearer token.
+    pub fn client(&self) -> kube::Client {
+        // A kube Config with a valid DER root certificate (or none, over plain HTTP) always yields a client.
+        kube::Client::try_from(self.kube_config()).expect("client for the embedded server")
+    }
+
+    /// The kube-rs configuration [`ApiServer::client`] uses: the URL, the CA and the bearer token.
+    pub fn kube_config(&self) -> kube::Config {
+        // A URL built from a bound socket address always parses.
+        let url = self.url().parse().expect("server URL parses");
+        let mut config = kube::Config::new(url);
+        config.auth_info.token = self.token.clone();
+        config.root_cert = self.tls.as_ref().map(|tls| vec![tls.ca_der()]);
+        config
+    }
+
+    /// A kubeconfig that kubectl, kube-rs and the Python client use as is (D1), with the bearer token.
     pub fn kubeconfig_yaml(&self) -> String {
+        // A JSON string is a valid YAML double-quoted scalar, whatever a caller-chosen token holds.
+        let user = match self.token() {
+            Some(token) => format!("{{token: {}}}", serde_json::Value::from(token)),
+            None => "{}".to_owned(),
+        };
+        let ca = match self.ca_pem() {
+            Some(pem) => format!(
+                "\n    certificate-authority-data: {}",
+                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem)
+            ),
+            None => String::new(),
+        };
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: embedded\n  cluster:\n    server: {url}\nusers:\n- name: embedded\n  user: {{}}\ncontexts:\n- name: embedded\n  context:\n    cluster: embedded\n    user: embedded\n    namespace: default\ncurrent-context: embedded\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: embedded\n  cluster:\n    server: {url}{ca}\nusers:\n- name: embedded\n  user: {user}\ncontexts:\n- name: embedded\n  context:\n    cluster: embedded\n    user: embedded\n    namespace: default\ncurrent-context: embedded\n",
             url = self.url()
         )
     }
@@ -108,7 +152,15 @@ impl ApiServer {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(path, self.kubeconfig_yaml())?;
+        // Owner-only: the kubeconfig holds the token.
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(path)?;
+        #[cfg(unix)]
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+        std::io::Write::write_all(&mut file, self.kubeconfig_yaml().as_bytes())?;
         Ok(())
     }
 
@@ -120,6 +172,20 @@ impl ApiServer {
         // Watches would keep graceful shutdown waiting for up to their timeout; cut them off.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), &mut self.task).await;
         self.task.abort();
+    }
+}
+
+/// Serves `app` on `listener` until `stopped` fires.
+async fn serve<L>(listener: L, app: axum::Router, stopped: oneshot::Receiver<()>)
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    let serving = axum::serve(listener, app).with_graceful_shutdown(async {
+        let _ = stopped.await;
+    });
+    if let Err(error) = serving.await {
+        tracing::error!(%error, "API server stopped");
     }
 }
 

@@ -10,7 +10,7 @@ use clap::Parser;
     about = "An embedded, in-memory Kubernetes-compatible API server"
 )]
 struct Args {
-    /// Address to listen on. Loopback by default: the server has no authentication yet.
+    /// Address to listen on. Loopback by default: the bearer token travels in plain HTTP.
     #[arg(long, env = "APISERVER_ADDR", default_value = "127.0.0.1:6443")]
     addr: SocketAddr,
     /// Where to write a kubeconfig for kubectl and client libraries.
@@ -22,6 +22,12 @@ struct Args {
     /// Watch events remembered for resuming watches.
     #[arg(long, env = "APISERVER_HISTORY", default_value_t = 10_000)]
     history: usize,
+    /// Serve without authentication: anyone who reaches the address may read and write everything.
+    #[arg(long, env = "APISERVER_INSECURE_NO_AUTH", value_parser = clap::builder::FalseyValueParser::new())]
+    insecure_no_auth: bool,
+    /// Require the bearer token in this file instead of a random one generated at start-up.
+    #[arg(long, env = "APISERVER_TOKEN_FILE", conflicts_with = "insecure_no_auth")]
+    token_file: Option<PathBuf>,
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -33,10 +39,22 @@ async fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
         .init();
+    let auth = match (&args.token_file, args.insecure_no_auth) {
+        (_, true) => apiserver::Auth::None,
+        (Some(path), false) => match read_token(path) {
+            Ok(token) => apiserver::Auth::Token(token),
+            Err(message) => {
+                eprintln!("apiserver: {message}");
+                return std::process::ExitCode::FAILURE;
+            }
+        },
+        (None, false) => apiserver::Auth::GeneratedToken,
+    };
     let config = apiserver::Config {
         addr: args.addr,
         max_body_bytes: args.max_body_bytes,
         history_capacity: args.history,
+        auth,
     };
     let server = match apiserver::ApiServer::start(config).await {
         Ok(server) => server,
@@ -49,6 +67,9 @@ async fn main() -> std::process::ExitCode {
         eprintln!("apiserver: cannot write {}: {error}", args.kubeconfig.display());
         return std::process::ExitCode::FAILURE;
     }
+    if args.insecure_no_auth {
+        eprintln!("apiserver: --insecure-no-auth: every request is served without authentication");
+    }
     println!(
         "serving on {}; kubeconfig written to {}",
         server.url(),
@@ -57,6 +78,19 @@ async fn main() -> std::process::ExitCode {
     wait_for_signal().await;
     server.shutdown().await;
     std::process::ExitCode::SUCCESS
+}
+
+/// The token in `path`, surrounding whitespace removed; it must be sendable in an HTTP header.
+fn read_token(path: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(format!(
+            "{} must hold one token of printable ASCII characters without spaces",
+            path.display()
+        ));
+    }
+    Ok(token.to_owned())
 }
 
 async fn wait_for_signal() {

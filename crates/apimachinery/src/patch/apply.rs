@@ -130,6 +130,11 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     if !applied.is_object() {
         return Err(Error::BadRequest("an apply patch must be an object".into()));
     }
+    if applied.get("metadata").is_some_and(|m| !m.is_object()) {
+        return Err(Error::BadRequest(
+            "an apply patch's metadata must be an object".into(),
+        ));
+    }
     if request.subresource == Some("status") {
         let status = applied.get("status").cloned();
         applied = json!({"apiVersion": applied["apiVersion"], "kind": applied["kind"], "metadata": applied.get("metadata").cloned().unwrap_or(json!({}))});
@@ -166,10 +171,12 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
         }
     }
     leaves(&applied_content, &mut Vec::new(), &mut owned_leaves);
+    // Entries that are not objects are garbage a client sent; skipping them keeps `e["fieldsV1"]` below
+    // from panicking (found by tests/properties.rs).
     let managed: Vec<Value> = live
         .pointer("/metadata/managedFields")
         .and_then(Value::as_array)
-        .cloned()
+        .map(|entries| entries.iter().filter(|e| e.is_object()).cloned().collect())
         .unwrap_or_default();
 
     // Conflicts: another manager's field whose value this apply changes.
@@ -256,6 +263,11 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
         if let Some(value) = applied.get(key) {
             merged[key] = value.clone();
         }
+    }
+    // A live object without object metadata (never stored, but this is a pure function) gets one
+    // rather than panicking on the indexing below.
+    if !merged.get("metadata").is_some_and(Value::is_object) {
+        merged["metadata"] = json!({});
     }
     if let Some(name) = applied.pointer("/metadata/name") {
         merged["metadata"]["name"] = name.clone();

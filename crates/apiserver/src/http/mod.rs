@@ -2,10 +2,12 @@
 //! Kubernetes URL scheme (C1) because its shape (`namespaces/{ns}/{plural}/{name}/{sub}` next to
 //! `namespaces/{name}/status`) does not fit a static route table.
 
+pub mod auth;
 mod discovery;
 pub mod path;
 mod resources;
 pub mod respond;
+pub mod tls;
 mod watch;
 
 use std::{collections::HashMap, sync::Arc, time::Instant};
@@ -25,10 +27,21 @@ pub struct Shared {
     pub store: Arc<Store>,
     pub max_body_bytes: usize,
     pub pages: resources::PageCache,
+    /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
+    pub token: Option<secrecy::SecretString>,
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    Router::new().fallback(dispatch).with_state(shared)
+    let router = Router::new().fallback(dispatch);
+    // A layer runs before the fallback, so an unauthenticated request never reaches a handler.
+    let router = match shared.token.clone() {
+        Some(token) => router.layer(axum::middleware::from_fn_with_state(
+            token,
+            auth::require_bearer_token,
+        )),
+        None => router,
+    };
+    router.with_state(shared)
 }
 
 /// The parts of a request handlers look at.

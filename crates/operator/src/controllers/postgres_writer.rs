@@ -124,7 +124,8 @@ async fn reconcile(writer: Arc<PostgresWriter>, ctx: Arc<Context>) -> Result<Act
 }
 
 fn error_policy(writer: Arc<PostgresWriter>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime.error_action(&super::object_key(writer.as_ref()), error)
+    ctx.runtime
+        .error_action(&super::object_key(writer.as_ref()), error)
 }
 
 /// The row the spec asks for.

@@ -42,11 +42,12 @@ struct Context {
 
 pub async fn run(ctx: ControllerContext) -> Result<()> {
     let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = ctx.controller(Api::<VoteConfig>::all(ctx.client.clone()), &runtime)
-    .owns(
-        Api::<ConfigMap>::all(ctx.client.clone()),
-        watcher::Config::default(),
-    );
+    let controller = ctx
+        .controller(Api::<VoteConfig>::all(ctx.client.clone()), &runtime)
+        .owns(
+            Api::<ConfigMap>::all(ctx.client.clone()),
+            watcher::Config::default(),
+        );
     let context = Arc::new(Context {
         client: ctx.client.clone(),
         runtime,
@@ -134,7 +135,8 @@ async fn reconcile(vote_config: Arc<VoteConfig>, ctx: Arc<Context>) -> Result<Ac
 }
 
 fn error_policy(vote_config: Arc<VoteConfig>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime.error_action(&super::object_key(vote_config.as_ref()), error)
+    ctx.runtime
+        .error_action(&super::object_key(vote_config.as_ref()), error)
 }
 
 async fn write_status(ctx: &Context, vote_config: &VoteConfig, status: VoteConfigStatus) -> Result<()> {

@@ -47,7 +47,8 @@ struct Context {
 
 pub async fn run(ctx: ControllerContext) -> Result<()> {
     let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = ctx.controller(Api::<WebApp>::all(ctx.client.clone()), &runtime)
+    let controller = ctx
+        .controller(Api::<WebApp>::all(ctx.client.clone()), &runtime)
         .owns(
             Api::<Deployment>::all(ctx.client.clone()),
             watcher::Config::default(),
@@ -203,7 +204,8 @@ async fn reconcile(web_app: Arc<WebApp>, ctx: Arc<Context>) -> Result<Action> {
 }
 
 fn error_policy(web_app: Arc<WebApp>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime.error_action(&super::object_key(web_app.as_ref()), error)
+    ctx.runtime
+        .error_action(&super::object_key(web_app.as_ref()), error)
 }
 
 async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {

@@ -142,8 +142,9 @@ async fn run_batch(store: &RowStore, batch: Vec<Request>) {
         }
     }
     for (table, requests) in by_table {
-        let (removes, syncs): (Vec<_>, Vec<_>) =
-            requests.into_iter().partition(|r| matches!(r.op, Op::Remove { .. }));
+        let (removes, syncs): (Vec<_>, Vec<_>) = requests
+            .into_iter()
+            .partition(|r| matches!(r.op, Op::Remove { .. }));
         for round in distinct_rounds(removes) {
             remove_rows(store, &client, &table, round).await;
         }
@@ -160,7 +161,10 @@ fn distinct_rounds(requests: Vec<Request>) -> Vec<Vec<Request>> {
     for request in requests {
         let id = request.id().to_owned();
         // The round after the last one holding this id keeps this id's requests in order.
-        let after = rounds.iter().rposition(|(ids, _)| ids.contains(&id)).map_or(0, |i| i + 1);
+        let after = rounds
+            .iter()
+            .rposition(|(ids, _)| ids.contains(&id))
+            .map_or(0, |i| i + 1);
         if after == rounds.len() {
             rounds.push((HashSet::new(), Vec::new()));
         }
@@ -171,7 +175,12 @@ fn distinct_rounds(requests: Vec<Request>) -> Vec<Vec<Request>> {
     rounds.into_iter().map(|(_, round)| round).collect()
 }
 
-async fn sync_rows(store: &RowStore, client: &tokio_postgres::Client, table: &TableName, requests: Vec<Request>) {
+async fn sync_rows(
+    store: &RowStore,
+    client: &tokio_postgres::Client,
+    table: &TableName,
+    requests: Vec<Request>,
+) {
     let ids: Vec<&str> = requests.iter().map(Request::id).collect();
     let stored = match store.read_many(client, table, &ids).await {
         Ok(stored) => stored,
@@ -192,15 +201,19 @@ async fn sync_rows(store: &RowStore, client: &tokio_postgres::Client, table: &Ta
     if to_write.is_empty() {
         return;
     }
-    let rows: Vec<&Row> = to_write.iter().filter_map(|r| match &r.op {
-        Op::Sync(row) => Some(row),
-        Op::Remove { .. } => None,
-    }).collect();
+    let rows: Vec<&Row> = to_write
+        .iter()
+        .filter_map(|r| match &r.op {
+            Op::Sync(row) => Some(row),
+            Op::Remove { .. } => None,
+        })
+        .collect();
     match store.write_many(client, table, &rows).await {
         Ok(written) => {
             let written: HashSet<String> = written.into_iter().collect();
             // Rows the guarded upsert skipped changed hands or values since the read: look again.
-            let (done, raced): (Vec<_>, Vec<_>) = to_write.into_iter().partition(|r| written.contains(r.id()));
+            let (done, raced): (Vec<_>, Vec<_>) =
+                to_write.into_iter().partition(|r| written.contains(r.id()));
             for request in done {
                 request.answer(Ok(Reply::Synced(UpsertOutcome::Written)));
             }
@@ -218,7 +231,12 @@ async fn sync_rows(store: &RowStore, client: &tokio_postgres::Client, table: &Ta
     }
 }
 
-async fn remove_rows(store: &RowStore, client: &tokio_postgres::Client, table: &TableName, requests: Vec<Request>) {
+async fn remove_rows(
+    store: &RowStore,
+    client: &tokio_postgres::Client,
+    table: &TableName,
+    requests: Vec<Request>,
+) {
     let keys: Vec<(&str, &str)> = requests
         .iter()
         .filter_map(|r| match &r.op {

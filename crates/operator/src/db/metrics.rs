@@ -35,7 +35,9 @@ impl DatabaseMetrics {
     pub fn register(registry: &mut Registry) -> Self {
         let metrics = DatabaseMetrics {
             query_seconds: Family::new_with_constructor(|| {
-                Histogram::new([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5])
+                Histogram::new([
+                    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+                ])
             }),
             batch_rows: Family::new_with_constructor(|| {
                 Histogram::new([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0])
@@ -81,7 +83,9 @@ impl DatabaseMetrics {
 
     pub fn observe(&self, operation: &'static str, rows: usize, elapsed: Duration) {
         let labels = OperationLabels { operation };
-        self.query_seconds.get_or_create(&labels).observe(elapsed.as_secs_f64());
+        self.query_seconds
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
         self.batch_rows.get_or_create(&labels).observe(rows as f64);
     }
 

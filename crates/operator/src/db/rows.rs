@@ -141,7 +141,9 @@ impl RowStore {
 
     fn recently_checked(&self, table: &TableName) -> bool {
         let checked = self.checked_tables.lock().unwrap_or_else(|p| p.into_inner());
-        checked.get(table).is_some_and(|at| at.elapsed() < TABLE_CHECK_TTL)
+        checked
+            .get(table)
+            .is_some_and(|at| at.elapsed() < TABLE_CHECK_TTL)
     }
 
     /// Checks the table's columns; creates it when missing and `auto_create` is on.

@@ -1,0 +1,139 @@
+//! Bearer-token authentication (issue 3 point 4). By default the server generates a random token at
+//! start-up, writes it into the kubeconfig it hands out, and answers every request that does not carry
+//! `Authorization: Bearer <token>` with a 401 `Status`, as kube-apiserver does with anonymous
+//! authentication disabled. `Auth::None` (the bin's `--insecure-no-auth`) turns the check off.
+//!
+//! The token is held as a [`SecretString`] so that no `Debug` or log line ever prints it.
+
+use axum::{
+    extract::{Request, State},
+    http::header,
+    middleware::Next,
+    response::Response,
+};
+use secrecy::{ExposeSecret, SecretString};
+use subtle::ConstantTimeEq;
+
+use super::respond;
+use crate::error::Error;
+
+/// Random bytes in a generated token: 256 bits, the strength of a kube-apiserver service-account key.
+const GENERATED_TOKEN_BYTES: usize = 32;
+
+/// Who may talk to the server.
+#[derive(Clone, Default)]
+pub enum Auth {
+    /// A fresh random token per start (the default); read it with `ApiServer::token()`.
+    #[default]
+    GeneratedToken,
+    /// A token chosen by the caller (the bin's `--token-file`), e.g. to keep a kubeconfig across restarts.
+    Token(String),
+    /// No authentication at all: anyone who reaches the port may read and write everything.
+    None,
+}
+
+// Hand-written so that `Config`'s derived Debug never prints a caller-chosen token.
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Auth::GeneratedToken => f.write_str("GeneratedToken"),
+            Auth::Token(_) => f.write_str("Token([REDACTED])"),
+            Auth::None => f.write_str("None"),
+        }
+    }
+}
+
+impl Auth {
+    /// The token requests must present, or `None` when authentication is off.
+    pub fn into_token(self) -> Option<SecretString> {
+        match self {
+            Auth::GeneratedToken => Some(SecretString::from(generate_token())),
+            Auth::Token(token) => Some(SecretString::from(token)),
+            Auth::None => None,
+        }
+    }
+}
+
+/// 64 lowercase hex digits from `rand`'s thread-local generator, a CSPRNG (ChaCha) seeded from the OS.
+pub fn generate_token() -> String {
+    let bytes: [u8; GENERATED_TOKEN_BYTES] = rand::random();
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The token of an `Authorization` header, parsed as kube-apiserver does: the scheme is
+/// case-insensitive and the token is the next space-separated word.
+fn presented_token(value: &str) -> Option<&str> {
+    let mut parts = value.trim().splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Whether `presented` is the expected token. Constant time in the token's content so that response
+/// timing does not reveal how many leading characters were right.
+fn token_matches(presented: &str, expected: &SecretString) -> bool {
+    presented
+        .as_bytes()
+        .ct_eq(expected.expose_secret().as_bytes())
+        .into()
+}
+
+/// Middleware: passes the request on when it carries the token, otherwise answers 401 Unauthorized
+/// without reading the body.
+pub async fn require_bearer_token(
+    State(expected): State<SecretString>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let authorized = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(presented_token)
+        .is_some_and(|token| token_matches(token, &expected));
+    if authorized {
+        return next.run(request).await;
+    }
+    // The method and path only: the header itself may hold a near-miss of the real token.
+    tracing::debug!(method = %request.method(), path = request.uri().path(), "unauthorized request");
+    respond::error(&Error::Unauthorized)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_tokens_are_64_hex_digits_and_differ() {
+        let (a, b) = (generate_token(), generate_token());
+        assert_eq!(a.len(), 2 * GENERATED_TOKEN_BYTES);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive_and_other_schemes_are_ignored() {
+        assert_eq!(presented_token("Bearer abc"), Some("abc"));
+        assert_eq!(presented_token("bearer abc"), Some("abc"));
+        assert_eq!(presented_token("  BEARER abc  "), Some("abc"));
+        assert_eq!(presented_token("Basic abc"), None);
+        assert_eq!(presented_token("Bearer"), None);
+        assert_eq!(presented_token("Bearer "), None);
+        assert_eq!(presented_token("abc"), None);
+    }
+
+    #[test]
+    fn only_the_exact_token_matches() {
+        let expected = SecretString::from("s3cret-token");
+        assert!(token_matches("s3cret-token", &expected));
+        for wrong in ["", "s3cret-toke", "s3cret-tokenX", "S3cret-token", "x3cret-token"] {
+            assert!(!token_matches(wrong, &expected), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn debug_output_never_shows_a_chosen_token() {
+        let shown = format!("{:?}", Auth::Token("s3cret-token".into()));
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+}

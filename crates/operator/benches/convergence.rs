@@ -1,0 +1,430 @@
+//! PostgresWriter at scale (issue 4), against the embedded API server and a throwaway PostgreSQL, with
+//! the real `operator` binary as a separate process so its RSS is its own:
+//! 1. the bare figure: the API writes the operator cannot avoid (create, add finalizer, write status;
+//!    delete, remove finalizer) made directly by this process for N resources, no operator running;
+//! 2. N resources created at once: time until every row is present and every status Ready, then all
+//!    deleted: time until every row and every resource is gone, each against the bare figure;
+//! 3. operator RSS at steady state with N resources;
+//! 4. create-to-row latency at a steady 200 creates/s (the row's commit is seen through LISTEN/NOTIFY).
+//!
+//! `cargo bench -p operator --bench convergence` (N=10000; `BENCH_RESOURCES=...` to change it).
+
+use std::{
+    collections::{HashMap, HashSet},
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{
+    Api, ResourceExt,
+    api::{DeleteParams, Patch, PatchParams, PostParams},
+    runtime::{WatchStreamExt, watcher},
+};
+use operator::{
+    api::postgres_writer::{FINALIZER, PostgresWriter, PostgresWriterSpec},
+    db::throwaway::ThrowawayPostgres,
+};
+use serde_json::json;
+
+const CREATORS: usize = 32;
+
+fn writer(namespace: &str, name: &str, table: &str) -> PostgresWriter {
+    let mut writer = PostgresWriter::new(
+        name,
+        PostgresWriterSpec {
+            table: table.into(),
+            name: format!("student {name}"),
+            age: 23,
+            country: "canada".into(),
+        },
+    );
+    writer.metadata.namespace = Some(namespace.into());
+    writer
+}
+
+/// Runs `work(i)` for i in 0..n on CREATORS concurrent tasks; returns the elapsed time.
+async fn fan_out<F, Fut>(n: usize, work: F) -> Duration
+where
+    F: Fn(usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let started = Instant::now();
+    futures::stream::iter(0..n)
+        .for_each_concurrent(CREATORS, |i| work.clone()(i))
+        .await;
+    started.elapsed()
+}
+
+async fn namespace(client: &kube::Client, name: &str) {
+    let body: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).expect("namespace");
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &body)
+        .await
+        .expect("namespace created");
+}
+
+/// The unavoidable API writes for n resources, made directly: (create phase, delete phase).
+async fn bare_api_writes(client: &kube::Client, n: usize) -> (Duration, Duration) {
+    namespace(client, "bare").await;
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "bare");
+    let create = fan_out(n, {
+        let api = api.clone();
+        move |i| {
+            let api = api.clone();
+            async move {
+                let name = format!("w{i}");
+                api.create(&PostParams::default(), &writer("bare", &name, "bare"))
+                    .await
+                    .expect("create");
+                let finalizer = json!([{"op": "add", "path": "/metadata/finalizers", "value": [FINALIZER]}]);
+                api.patch(&name, &PatchParams::default(), &Patch::Json::<()>(serde_json::from_value(finalizer).expect("patch")))
+                    .await
+                    .expect("finalizer");
+                let status = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
+                    "status": {"observedGeneration": 1, "table": "bare", "conditions": [{"type": "Ready", "status": "True",
+                    "reason": "Synced", "message": "row is in table bare", "lastTransitionTime": "2026-11-22T00:00:00Z", "observedGeneration": 1}]}});
+                api.patch_status(&name, &PatchParams::apply("bench").force(), &Patch::Apply(status))
+                    .await
+                    .expect("status");
+            }
+        }
+    })
+    .await;
+    let delete = fan_out(n, {
+        let api = api.clone();
+        move |i| {
+            let api = api.clone();
+            async move {
+                let name = format!("w{i}");
+                api.delete(&name, &DeleteParams::default()).await.expect("delete");
+                let remove = json!([{"op": "remove", "path": "/metadata/finalizers"}]);
+                api.patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Json::<()>(serde_json::from_value(remove).expect("patch")),
+                )
+                .await
+                .expect("finalizer removed");
+            }
+        }
+    })
+    .await;
+    (create, delete)
+}
+
+/// Which resources of a namespace exist and which are Ready, kept current by a watch.
+#[derive(Default)]
+struct Seen {
+    present: HashSet<String>,
+    ready: HashSet<String>,
+}
+
+fn track(client: &kube::Client, namespace: &str) -> Arc<Mutex<Seen>> {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), namespace);
+    let state = seen.clone();
+    tokio::spawn(async move {
+        let mut events = watcher(api, watcher::Config::default()).default_backoff().boxed();
+        while let Ok(Some(event)) = events.try_next().await {
+            let mut seen = state.lock().expect("lock");
+            match event {
+                watcher::Event::Apply(w) | watcher::Event::InitApply(w) => {
+                    let ready = w.status.as_ref().is_some_and(|s| {
+                        s.conditions
+                            .iter()
+                            .any(|c| c.type_ == "Ready" && c.status == "True")
+                    });
+                    seen.present.insert(w.name_any());
+                    if ready {
+                        seen.ready.insert(w.name_any());
+                    } else {
+                        seen.ready.remove(&w.name_any());
+                    }
+                }
+                watcher::Event::Delete(w) => {
+                    seen.present.remove(&w.name_any());
+                    seen.ready.remove(&w.name_any());
+                }
+                watcher::Event::Init | watcher::Event::InitDone => {}
+            }
+        }
+    });
+    seen
+}
+
+async fn count_rows(sql: &tokio_postgres::Client, table: &str) -> i64 {
+    match sql
+        .query_one(&format!("SELECT count(*) FROM \"{table}\""), &[])
+        .await
+    {
+        Ok(row) => row.get(0),
+        Err(_) => 0,
+    }
+}
+
+/// Polls `done` every 10 ms; returns when it holds.
+async fn until(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done().await {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+struct Operator(Child);
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn start_operator(kubeconfig: &std::path::Path, database_url: &str) -> (Operator, u16) {
+    let probes = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_operator"))
+        .args([
+            "run",
+            "--controllers",
+            "postgres-writer",
+            "--metrics-bind-address",
+            "0",
+        ])
+        .arg(format!("--health-probe-bind-address=127.0.0.1:{probes}"))
+        .env("KUBECONFIG", kubeconfig)
+        .env("DATABASE_URL", database_url)
+        .env("LOG_LEVEL", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("operator starts");
+    let operator = Operator(child);
+    until("operator ready", Duration::from_secs(30), async || {
+        readyz(probes).await
+    })
+    .await;
+    (operator, probes)
+}
+
+async fn readyz(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+        return false;
+    };
+    let request = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response).await;
+    response.starts_with("HTTP/1.1 200")
+}
+
+/// Creates `n` resources at `rate`/s into a table whose inserts NOTIFY; returns per-resource latency
+/// from sending the create to the row's commit being announced.
+async fn create_to_row_latency(
+    client: &kube::Client,
+    database_url: &str,
+    sql: &tokio_postgres::Client,
+    n: usize,
+    rate: u32,
+) -> Vec<Duration> {
+    sql.batch_execute(
+        "CREATE TABLE latency (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+         country text NOT NULL, owner_uid text NOT NULL); \
+         CREATE FUNCTION announce() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_notify('rows', NEW.id); RETURN NEW; END $$; \
+         CREATE TRIGGER announce AFTER INSERT ON latency FOR EACH ROW EXECUTE FUNCTION announce();",
+    )
+    .await
+    .expect("latency table");
+    let (listener, mut connection) = tokio_postgres::connect(database_url, tokio_postgres::NoTls)
+        .await
+        .expect("listener connects");
+    let arrived: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let record = arrived.clone();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(message)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notification(n) = message {
+                record
+                    .lock()
+                    .expect("lock")
+                    .insert(n.payload().to_owned(), Instant::now());
+            }
+        }
+    });
+    listener.batch_execute("LISTEN rows").await.expect("LISTEN");
+    namespace(client, "latency").await;
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "latency");
+    let sent: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let mut ticker = tokio::time::interval(Duration::from_secs(1) / rate);
+    let mut creates = Vec::new();
+    for i in 0..n {
+        ticker.tick().await;
+        let (api, sent) = (api.clone(), sent.clone());
+        creates.push(tokio::spawn(async move {
+            let name = format!("l{i}");
+            sent.lock()
+                .expect("lock")
+                .insert(format!("latency/{name}"), Instant::now());
+            api.create(&PostParams::default(), &writer("latency", &name, "latency"))
+                .await
+                .expect("create");
+        }));
+    }
+    futures::future::join_all(creates).await;
+    until("every latency row", Duration::from_secs(60), async || {
+        arrived.lock().expect("lock").len() >= n
+    })
+    .await;
+    let sent = sent.lock().expect("lock");
+    let arrived = arrived.lock().expect("lock");
+    let mut latencies: Vec<Duration> = sent
+        .iter()
+        .filter_map(|(id, at)| Some(arrived.get(id)?.duration_since(*at)))
+        .collect();
+    latencies.sort();
+    latencies
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
+}
+
+#[tokio::main]
+async fn main() {
+    let n: usize = std::env::var("BENCH_RESOURCES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let pg = ThrowawayPostgres::start().await.expect("throwaway PostgreSQL");
+    let (sql, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
+        .await
+        .expect("psql");
+    tokio::spawn(connection);
+    let server = apiserver::ApiServer::start(apiserver::Config {
+        // Both phases' events fit, so no watcher has to relist mid-run.
+        history_capacity: 8 * n + 10_000,
+        ..Default::default()
+    })
+    .await
+    .expect("API server");
+    let client = server.client();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in operator::api::crds() {
+        crds.create(&PostParams::default(), &crd).await.expect("CRD");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+
+    println!("PostgresWriter convergence, {n} resources, {CREATORS} concurrent client tasks");
+    let (bare_create, bare_delete) = bare_api_writes(&client, n).await;
+    println!(
+        "bare API writes: create+finalizer+status {bare_create:?}, delete+finalizer removal {bare_delete:?}"
+    );
+
+    let (operator, _probes) = start_operator(&kubeconfig, &pg.url()).await;
+    let pid = operator.0.id();
+    let idle_rss = rss_kib(pid);
+    namespace(&client, "bench").await;
+    let seen = track(&client, "bench");
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "bench");
+    let started = Instant::now();
+    fan_out(n, {
+        let api = api.clone();
+        move |i| {
+            let api = api.clone();
+            async move {
+                api.create(
+                    &PostParams::default(),
+                    &writer("bench", &format!("w{i}"), "bench"),
+                )
+                .await
+                .expect("create");
+            }
+        }
+    })
+    .await;
+    until(
+        "every row and every Ready status",
+        Duration::from_secs(600),
+        async || seen.lock().expect("lock").ready.len() == n && count_rows(&sql, "bench").await == n as i64,
+    )
+    .await;
+    let converged = started.elapsed();
+    // Steady state: nothing left to reconcile; let the allocator settle for a moment.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let steady_rss = rss_kib(pid);
+
+    let started = Instant::now();
+    fan_out(n, {
+        let api = api.clone();
+        move |i| {
+            let api = api.clone();
+            async move {
+                api.delete(&format!("w{i}"), &DeleteParams::default())
+                    .await
+                    .expect("delete");
+            }
+        }
+    })
+    .await;
+    until(
+        "every row and every resource gone",
+        Duration::from_secs(600),
+        async || seen.lock().expect("lock").present.is_empty() && count_rows(&sql, "bench").await == 0,
+    )
+    .await;
+    let deleted = started.elapsed();
+
+    let latencies = create_to_row_latency(&client, &pg.url(), &sql, 2_000, 200).await;
+    drop(operator);
+
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    println!(
+        "create {n}: every row + Ready in {converged:?} = {:.2}x the bare {bare_create:?}",
+        ratio(converged, bare_create)
+    );
+    println!(
+        "delete {n}: every row + resource gone in {deleted:?} = {:.2}x the bare {bare_delete:?}",
+        ratio(deleted, bare_delete)
+    );
+    println!(
+        "create-to-row at 200/s over {} creates: p50 {:?}, p99 {:?}, max {:?}",
+        latencies.len(),
+        percentile(&latencies, 0.50),
+        percentile(&latencies, 0.99),
+        latencies.last().copied().unwrap_or_default()
+    );
+    println!(
+        "operator RSS: {:.1} MiB idle, {:.1} MiB at steady state with {n} resources",
+        idle_rss as f64 / 1024.0,
+        steady_rss as f64 / 1024.0
+    );
+}

@@ -322,3 +322,132 @@ async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
     let _ = watch.kill();
     let _ = watch.wait();
 }
+
+impl Kubectl {
+    /// Writes `yaml` to a file in the test's HOME and returns its path, for `kubectl ... -f`.
+    fn manifest(&self, name: &str, yaml: &str) -> String {
+        let path = self.home.path().join(name);
+        std::fs::write(&path, yaml).expect("manifest written");
+        path.display().to_string()
+    }
+
+    /// Creates ConfigMap `owner` and a dependent naming it in `ownerReferences`.
+    async fn owner_and_dependent(&self, owner: &str, dependent: &str) {
+        let owner_file = self.manifest(
+            &format!("{owner}.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {owner}}}\n"),
+        );
+        self.ok(&["create", "-f", &owner_file]).await;
+        let uid = self
+            .ok(&["get", "cm", owner, "-o", "jsonpath={.metadata.uid}"])
+            .await;
+        let dependent_file = self.manifest(
+            &format!("{dependent}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {dependent}\n  ownerReferences:\n  \
+                 - {{apiVersion: v1, kind: ConfigMap, name: {owner}, uid: {uid}, blockOwnerDeletion: true}}\n"
+            ),
+        );
+        self.ok(&["create", "-f", &dependent_file]).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_14_cascading_deletes_background_foreground_and_orphan() {
+    let kubectl = Kubectl::start().await;
+
+    kubectl.owner_and_dependent("owner-bg", "dep-bg").await;
+    kubectl.ok(&["delete", "cm", "owner-bg", "--wait"]).await;
+    kubectl
+        .ok(&["wait", "--for=delete", "cm/dep-bg", "--timeout=10s"])
+        .await;
+
+    kubectl.owner_and_dependent("owner-fg", "dep-fg").await;
+    kubectl
+        .ok(&[
+            "delete",
+            "cm",
+            "owner-fg",
+            "--cascade=foreground",
+            "--timeout=10s",
+        ])
+        .await;
+    let gone = kubectl.fails(&["get", "cm", "owner-fg", "dep-fg"]).await;
+    assert!(gone.contains("NotFound"), "{gone}");
+
+    kubectl.owner_and_dependent("owner-or", "dep-or").await;
+    kubectl
+        .ok(&["delete", "cm", "owner-or", "--cascade=orphan", "--timeout=10s"])
+        .await;
+    let refs = kubectl
+        .ok(&[
+            "get",
+            "cm",
+            "dep-or",
+            "-o",
+            "jsonpath={.metadata.ownerReferences}",
+        ])
+        .await;
+    assert_eq!(
+        refs.trim(),
+        "",
+        "the orphan keeps no reference to its deleted owner"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_15_server_side_apply_conflicts_between_managers_until_forced() {
+    let kubectl = Kubectl::start().await;
+    kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
+    kubectl
+        .ok(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "crd/postgreswriters.example.com",
+            "--timeout=10s",
+        ])
+        .await;
+    kubectl
+        .ok(&["apply", "--server-side", "-f", &fixture("cr.yaml")])
+        .await;
+    let other = kubectl.manifest(
+        "cr-other-table.yaml",
+        "apiVersion: example.com/v1\nkind: PostgresWriter\nmetadata: {name: w1, namespace: default}\nspec: {table: teachers}\n",
+    );
+    let conflict = kubectl
+        .fails(&["apply", "--server-side", "--field-manager=ci", "-f", &other])
+        .await;
+    assert!(conflict.contains("conflict"), "{conflict}");
+    assert!(conflict.contains(".spec.table"), "{conflict}");
+    let table = kubectl
+        .ok(&["get", "pgw", "w1", "-o", "jsonpath={.spec.table}"])
+        .await;
+    assert_eq!(table, "students", "a refused apply changes nothing");
+
+    kubectl
+        .ok(&[
+            "apply",
+            "--server-side",
+            "--field-manager=ci",
+            "--force-conflicts",
+            "-f",
+            &other,
+        ])
+        .await;
+    let table = kubectl
+        .ok(&["get", "pgw", "w1", "-o", "jsonpath={.spec.table}"])
+        .await;
+    assert_eq!(table, "teachers");
+    let managers = kubectl
+        .ok(&[
+            "get",
+            "pgw",
+            "w1",
+            "--show-managed-fields",
+            "-o",
+            "jsonpath={.metadata.managedFields[*].manager}",
+        ])
+        .await;
+    assert!(managers.contains("ci"), "{managers}");
+}

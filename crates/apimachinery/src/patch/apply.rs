@@ -3,55 +3,14 @@
 //! manager's applied fields are recorded in `metadata.managedFields` in the FieldsV1 format. Conflicts:
 //! a field another manager set (by Apply or Update) whose value would change is 409 unless `force`.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::{ApplyRequest, strategic::merge_key};
+use super::{
+    ApplyRequest,
+    fields::{fields_v1, get_path, leaves, overlaps, ownable_content, paths_of_fields},
+    strategic::merge_key,
+};
 use crate::{Error, FieldCause, Result};
-
-/// Dotted paths of every leaf in `value` (list-maps by key, other lists as one leaf).
-fn leaves(value: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
-            for (k, v) in map {
-                path.push(k.clone());
-                leaves(v, path, out);
-                path.pop();
-            }
-        }
-        _ => out.push((path.clone(), value.clone())),
-    }
-}
-
-fn get_path<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
-    path.iter().try_fold(value, |v, k| v.get(k))
-}
-
-/// FieldsV1 (`{"f:spec":{"f:table":{}}}`) for a set of leaf paths.
-fn fields_v1(paths: &[Vec<String>]) -> Value {
-    let mut root = Map::new();
-    for path in paths {
-        let mut node = &mut root;
-        for key in path {
-            let entry = node.entry(format!("f:{key}")).or_insert_with(|| json!({}));
-            node = entry.as_object_mut().expect("fields nodes are objects");
-        }
-    }
-    Value::Object(root)
-}
-
-fn paths_of_fields(fields: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-    let Some(map) = fields.as_object() else { return };
-    if map.is_empty() && !prefix.is_empty() {
-        out.push(prefix.clone());
-    }
-    for (key, child) in map {
-        if let Some(field) = key.strip_prefix("f:") {
-            prefix.push(field.to_owned());
-            paths_of_fields(child, prefix, out);
-            prefix.pop();
-        }
-    }
-}
 
 /// Merges `applied` into `live`. A list-map merges by key only where another manager owns part of it
 /// (`others`); a list only this manager sets holds exactly what it applies.
@@ -71,9 +30,7 @@ fn deep_merge(
                     (Some(Value::Array(existing)), Value::Array(items)) => {
                         match merge_key(kind, &parent[..parent.len() - 1], key) {
                             Some(mk) => {
-                                let shared = others
-                                    .iter()
-                                    .any(|o| o.starts_with(parent) || parent.starts_with(o));
+                                let shared = others.iter().any(|o| overlaps(o, parent));
                                 let mut list = if shared {
                                     existing.clone()
                                 } else {
@@ -122,8 +79,6 @@ fn remove_path(value: &mut Value, path: &[String]) {
     }
 }
 
-const UNOWNED: &[&str] = &["apiVersion", "kind"];
-
 pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     let kind = request.builtin_kind.unwrap_or("");
     let mut applied = request.applied.clone();
@@ -144,32 +99,7 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     }
     let live = request.live.cloned().unwrap_or_else(|| json!({}));
     let mut owned_leaves = Vec::new();
-    let mut applied_content = applied.clone();
-    if let Some(metadata) = applied_content.get_mut("metadata").and_then(Value::as_object_mut) {
-        for key in [
-            "name",
-            "namespace",
-            "resourceVersion",
-            "managedFields",
-            "uid",
-            "generation",
-            "creationTimestamp",
-        ] {
-            metadata.remove(key);
-        }
-    }
-    if let Some(map) = applied_content.as_object_mut() {
-        for key in UNOWNED {
-            map.remove(*key);
-        }
-        if map
-            .get("metadata")
-            .and_then(Value::as_object)
-            .is_some_and(Map::is_empty)
-        {
-            map.remove("metadata");
-        }
-    }
+    let applied_content = ownable_content(&applied);
     leaves(&applied_content, &mut Vec::new(), &mut owned_leaves);
     // Entries that are not objects are garbage a client sent; skipping them keeps `e["fieldsV1"]` below
     // from panicking (found by tests/properties.rs).
@@ -193,10 +123,10 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             &mut theirs,
         );
         for (path, value) in &owned_leaves {
-            let overlaps = theirs.iter().any(|t| t.starts_with(path) || path.starts_with(t));
+            let overlapping = theirs.iter().any(|t| overlaps(t, path));
             // A field that no longer exists is owned by nobody (kube-apiserver prunes such entries).
             let current = get_path(&live, path);
-            if overlaps && current.is_some() && current != Some(value) {
+            if overlapping && current.is_some() && current != Some(value) {
                 conflicts.push((manager.to_owned(), format!(".{}", path.join("."))));
             }
         }
@@ -251,9 +181,7 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             &mut before,
         );
         for path in before {
-            let still_applied = owned_leaves
-                .iter()
-                .any(|(p, _)| p.starts_with(&path) || path.starts_with(p));
+            let still_applied = owned_leaves.iter().any(|(p, _)| overlaps(p, &path));
             if !still_applied {
                 remove_path(&mut merged, &path);
             }
@@ -287,7 +215,7 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
                 &mut Vec::new(),
                 &mut theirs,
             );
-            theirs.retain(|t| !paths.iter().any(|p| t.starts_with(p) || p.starts_with(t)));
+            theirs.retain(|t| !paths.iter().any(|p| overlaps(t, p)));
             e["fieldsV1"] = fields_v1(&theirs);
             e
         })

@@ -2,7 +2,9 @@
 //! The API server stores the result only after validation, so a failing patch changes nothing.
 
 mod apply;
+mod fields;
 mod strategic;
+mod update;
 
 use serde_json::Value;
 
@@ -109,7 +111,7 @@ pub fn record_update(
     subresource: Option<&str>,
     now: &str,
 ) {
-    let _ = (old, new, manager, subresource, now);
+    update::record_update(old, new, manager, subresource, now)
 }
 
 #[cfg(test)]

@@ -12,11 +12,21 @@ fn dependents_of(state: &State, owner_uid: &str) -> Vec<(Arc<ResourceType>, Stri
     if owner_uid.is_empty() {
         return Vec::new();
     }
+    objects_where(state, |object| {
+        meta::owner_uids(object).iter().any(|uid| uid == owner_uid)
+    })
+}
+
+/// Every stored object that `wanted` accepts, with its type: (type, namespace, name, object).
+fn objects_where(
+    state: &State,
+    wanted: impl Fn(&Value) -> bool,
+) -> Vec<(Arc<ResourceType>, String, String, Value)> {
     let mut found = Vec::new();
     for (key, objects) in &state.objects {
         let mut resource_type = None;
         for ((namespace, name), object) in objects {
-            if !meta::owner_uids(object).iter().any(|uid| uid == owner_uid) {
+            if !wanted(object) {
                 continue;
             }
             if resource_type.is_none() {
@@ -70,10 +80,89 @@ pub(super) fn orphan_dependents(store: &Store, state: &mut State, owner: &Value)
     }
 }
 
-/// Foreground propagation: dependents go first (and theirs, recursively).
-pub(super) fn delete_dependents(store: &Store, state: &mut State, owner: &Value) {
-    for (rt, namespace, name, _) in dependents_of(state, meta::uid(owner)) {
+/// The finalizer that keeps an owner in foreground deletion until its blocking dependents are gone.
+const FOREGROUND_DELETION: &str = "foregroundDeletion";
+
+/// Foreground propagation: dependents go first (and theirs, recursively). Returns the owner marked
+/// deleting with the `foregroundDeletion` finalizer while a dependent with `blockOwnerDeletion` is
+/// still there (held by its own finalizers), `None` when the owner may go at once.
+pub(super) fn delete_dependents(
+    store: &Store,
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    owner: &Value,
+) -> Option<Value> {
+    let owner_uid = meta::uid(owner).to_owned();
+    for (rt, namespace, name, _) in dependents_of(state, &owner_uid) {
         let _ = store.delete_locked(state, &rt, &namespace, &name, DeletePropagation::Foreground);
+    }
+    if !has_blocking_dependents(state, &owner_uid) {
+        return None;
+    }
+    let mut waiting = owner.clone();
+    let mut finalizers = meta::finalizers(owner);
+    if !finalizers.iter().any(|f| f == FOREGROUND_DELETION) {
+        finalizers.push(FOREGROUND_DELETION.to_owned());
+    }
+    meta::set_finalizers(&mut waiting, &finalizers);
+    if !meta::is_deleting(owner) {
+        let metadata = meta::metadata_mut(&mut waiting);
+        metadata.insert("deletionTimestamp".into(), serde_json::json!(meta::now_rfc3339()));
+        metadata.insert("deletionGracePeriodSeconds".into(), serde_json::json!(0));
+        metadata.insert(
+            "generation".into(),
+            serde_json::json!(meta::generation(owner) + 1),
+        );
+    }
+    Some(store.put(
+        state,
+        rt,
+        namespace,
+        meta::name(owner),
+        waiting,
+        Some(owner.clone()),
+    ))
+}
+
+fn has_blocking_dependents(state: &State, owner_uid: &str) -> bool {
+    !objects_where(state, |object| {
+        object
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .is_some_and(|refs| {
+                refs.iter().any(|r| {
+                    r.get("uid").and_then(Value::as_str) == Some(owner_uid)
+                        && r.get("blockOwnerDeletion") == Some(&Value::Bool(true))
+                })
+            })
+    })
+    .is_empty()
+}
+
+/// After `removed` is gone: each owner waiting in foreground deletion for its last blocking dependent
+/// loses the `foregroundDeletion` finalizer, and goes if that was its last.
+pub(super) fn release_waiting_owners(store: &Store, state: &mut State, removed: &Value) {
+    for owner_uid in meta::owner_uids(removed) {
+        let waiting = objects_where(state, |object| {
+            meta::uid(object) == owner_uid
+                && meta::is_deleting(object)
+                && meta::finalizers(object).iter().any(|f| f == FOREGROUND_DELETION)
+        });
+        for (rt, namespace, name, owner) in waiting {
+            if has_blocking_dependents(state, &owner_uid) {
+                continue;
+            }
+            let mut finalizers = meta::finalizers(&owner);
+            finalizers.retain(|f| f != FOREGROUND_DELETION);
+            if finalizers.is_empty() {
+                store.remove(state, &rt, &namespace, &name, owner);
+            } else {
+                let mut next = owner.clone();
+                meta::set_finalizers(&mut next, &finalizers);
+                store.put(state, &rt, &namespace, &name, next, Some(owner));
+            }
+        }
     }
 }
 

@@ -71,9 +71,7 @@ pub(crate) fn on_delete(
             None
         }
         DeletePropagation::Foreground => {
-            garbage_collector::delete_dependents(store, state, object);
-            let _ = namespace;
-            None
+            garbage_collector::delete_dependents(store, state, rt, namespace, object)
         }
     }
 }
@@ -87,6 +85,7 @@ pub(crate) fn after_remove(
     object: &Value,
 ) {
     garbage_collector::collect(store, state, object);
+    garbage_collector::release_waiting_owners(store, state, object);
     if !namespace.is_empty() {
         namespaces::finish_if_empty(store, state, namespace);
     }

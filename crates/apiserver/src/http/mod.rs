@@ -50,6 +50,7 @@ pub struct Call {
     pub query: HashMap<String, String>,
     pub accept: String,
     pub content_type: Option<String>,
+    pub user_agent: Option<String>,
     pub body: bytes::Bytes,
 }
 
@@ -83,6 +84,7 @@ async fn read_call(shared: &Shared, request: Request<Body>) -> Result<Call, Erro
         query,
         accept: header(header::ACCEPT).unwrap_or_default(),
         content_type: header(header::CONTENT_TYPE),
+        user_agent: header(header::USER_AGENT),
         body,
     })
 }

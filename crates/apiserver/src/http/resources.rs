@@ -81,7 +81,7 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
             })?;
             let body = parse_patch(&call, patch_type)?;
             let options = write_options(&call)?;
-            if patch_type == PatchType::Apply && options.field_manager.as_deref().unwrap_or("").is_empty() {
+            if patch_type == PatchType::Apply && call.query.get("fieldManager").is_none_or(String::is_empty) {
                 return Err(Error::Invalid {
                     kind_group: rt.kind.clone(),
                     subject: crate::store::subject(&rt, name),
@@ -199,10 +199,23 @@ fn write_options(call: &Call) -> Result<WriteOptions> {
     };
     Ok(WriteOptions {
         dry_run: dry_run(call)?,
-        field_manager: call.query.get("fieldManager").cloned().filter(|m| !m.is_empty()),
+        field_manager: call
+            .query
+            .get("fieldManager")
+            .filter(|m| !m.is_empty())
+            .cloned()
+            .or_else(|| manager_from_user_agent(call)),
         field_validation,
         force: call.query.get("force").map(String::as_str) == Some("true"),
     })
+}
+
+/// The manager of a write that names none: the user agent up to its first `/`, as kube-apiserver
+/// derives it (`kubectl/v1.32.4 (linux/amd64) ...` is `kubectl`).
+fn manager_from_user_agent(call: &Call) -> Option<String> {
+    let agent = call.user_agent.as_deref()?;
+    let prefix = agent.split('/').next().unwrap_or(agent).trim();
+    (!prefix.is_empty()).then(|| prefix.chars().take(128).collect())
 }
 
 fn delete_options(call: &Call) -> Result<DeleteOptions> {

@@ -1,0 +1,504 @@
+//! kube-rs 5 against the embedded API server over real HTTP: the fidelity points of issue 3 that
+//! controllers and test suites lean on beyond plain CRUD: streaming lists (W10, check 25), selector
+//! enter/leave (W11), deletecollection (C10), dryRun (C8), foreground deletion (L5), CRD deletion (L6),
+//! Event series through the Recorder (B2, check 24) and ownership moving on update (P4).
+
+use std::time::Duration;
+
+use apiserver::{ApiServer, Config};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::{
+    api::{core::v1::ConfigMap, events::v1::Event as EventV1},
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+};
+use kube::{
+    Api, Client, Resource,
+    api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams},
+    core::{ApiResource, GroupVersionKind},
+    runtime::{
+        events::{Event, EventType, Recorder, Reporter},
+        watcher,
+    },
+};
+use serde_json::{Value, json};
+
+async fn start() -> (ApiServer, Client) {
+    let server = ApiServer::start(Config::default()).await.expect("server starts");
+    let client = server.client();
+    (server, client)
+}
+
+fn config_map(name: &str, labels: Value) -> ConfigMap {
+    serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}))
+    .expect("valid ConfigMap")
+}
+
+fn api_error(error: kube::Error) -> kube::core::Status {
+    match error {
+        kube::Error::Api(response) => *response,
+        other => panic!("expected a Status error, got {other:?}"),
+    }
+}
+
+/// Polls `check` until it is true or ten seconds pass.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The next watch event within five seconds.
+async fn next_event<S>(stream: &mut S) -> WatchEvent<ConfigMap>
+where
+    S: futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin,
+{
+    tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("a watch event within 5 s")
+        .expect("the stream is open")
+        .expect("a well-formed event")
+}
+
+async fn install_crd(client: &Client) -> Api<DynamicObject> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = serde_json::from_str(include_str!("fixtures/crd.json")).expect("CRD parses");
+    crds.create(&PostParams::default(), &crd)
+        .await
+        .expect("CRD created");
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "PostgresWriter");
+    Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(&gvk, "postgreswriters"),
+    )
+}
+
+fn writer(name: &str, finalizers: &[&str]) -> DynamicObject {
+    serde_json::from_value(json!({"apiVersion": "example.com/v1", "kind": "PostgresWriter",
+        "metadata": {"name": name, "finalizers": finalizers}, "spec": {"table": "students"}}))
+    .expect("valid object")
+}
+
+#[tokio::test]
+async fn w10_check_25_streaming_lists_end_the_initial_events_with_an_annotated_bookmark() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    for name in ["a", "b"] {
+        api.create(&PostParams::default(), &config_map(name, json!({})))
+            .await
+            .unwrap();
+    }
+
+    // The raw protocol: ADDED for each object, then a BOOKMARK carrying the initial-events-end annotation.
+    let mut stream = api
+        .watch(&WatchParams::streaming_lists(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let mut added = Vec::new();
+    loop {
+        match next_event(&mut stream).await {
+            WatchEvent::Added(cm) => added.push(cm.metadata.name.unwrap()),
+            WatchEvent::Bookmark(bookmark) => {
+                assert_eq!(
+                    bookmark
+                        .metadata
+                        .annotations
+                        .get("k8s.io/initial-events-end")
+                        .map(String::as_str),
+                    Some("true")
+                );
+                break;
+            }
+            other => panic!("unexpected event before the bookmark: {other:?}"),
+        }
+    }
+    added.sort();
+    assert_eq!(added, ["a", "b"]);
+
+    // kube-runtime's streaming-list watcher reaches InitDone and then sees live changes.
+    let mut events = watcher(api.clone(), watcher::Config::default().streaming_lists()).boxed();
+    let mut initial = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(5), events.try_next())
+            .await
+            .expect("watcher event within 5 s")
+            .expect("watcher ok")
+            .expect("stream open");
+        match event {
+            watcher::Event::Init => {}
+            watcher::Event::InitApply(cm) => initial.push(cm.metadata.name.unwrap()),
+            watcher::Event::InitDone => break,
+            other => panic!("unexpected event during the initial list: {other:?}"),
+        }
+    }
+    initial.sort();
+    assert_eq!(initial, ["a", "b"]);
+    api.create(&PostParams::default(), &config_map("c", json!({})))
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(5), events.try_next())
+        .await
+        .expect("live event within 5 s")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(event, watcher::Event::Apply(cm) if cm.metadata.name.as_deref() == Some("c")));
+}
+
+#[tokio::test]
+async fn w10_send_initial_events_without_bookmarks_is_rejected_with_422() {
+    let (server, client) = start().await;
+    let request = axum::http::Request::get(format!(
+        "{}/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+        server.url()
+    ))
+    .body(Vec::new())
+    .unwrap();
+    let status = api_error(client.request_text(request).await.unwrap_err());
+    assert_eq!(status.code, 422, "{status:?}");
+}
+
+#[tokio::test]
+async fn w11_a_selector_watch_sees_objects_enter_and_leave_it() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let created = api
+        .create(&PostParams::default(), &config_map("moving", json!({})))
+        .await
+        .unwrap();
+    let since = created.metadata.resource_version.unwrap();
+    let mut stream = api
+        .watch(&WatchParams::default().labels("tier=web"), &since)
+        .await
+        .unwrap()
+        .boxed();
+
+    let label = |value: Value| Patch::Merge(json!({"metadata": {"labels": {"tier": value}}}));
+    api.patch("moving", &PatchParams::default(), &label(json!("web")))
+        .await
+        .unwrap();
+    assert!(
+        matches!(next_event(&mut stream).await, WatchEvent::Added(cm) if cm.metadata.name.as_deref() == Some("moving"))
+    );
+    api.patch(
+        "moving",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"k": "changed"}})),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(next_event(&mut stream).await, WatchEvent::Modified(cm) if cm.data.as_ref().unwrap()["k"] == "changed")
+    );
+    api.patch("moving", &PatchParams::default(), &label(json!("db")))
+        .await
+        .unwrap();
+    // Leaving the selector is a DELETED event carrying the object as it is now.
+    assert!(
+        matches!(next_event(&mut stream).await, WatchEvent::Deleted(cm) if cm.metadata.labels.as_ref().unwrap()["tier"] == "db")
+    );
+    // Changes outside the selector are not sent: the next event is the object coming back.
+    api.patch(
+        "moving",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"k": "unseen"}})),
+    )
+    .await
+    .unwrap();
+    api.patch("moving", &PatchParams::default(), &label(json!("web")))
+        .await
+        .unwrap();
+    assert!(
+        matches!(next_event(&mut stream).await, WatchEvent::Added(cm) if cm.data.as_ref().unwrap()["k"] == "unseen")
+    );
+}
+
+#[tokio::test]
+async fn c10_deletecollection_deletes_exactly_what_the_selector_matches() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    for (name, group) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        api.create(&PostParams::default(), &config_map(name, json!({"group": group})))
+            .await
+            .unwrap();
+    }
+    api.delete_collection(&DeleteParams::default(), &ListParams::default().labels("group=a"))
+        .await
+        .unwrap();
+    let left: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|cm| cm.metadata.name)
+        .filter(|name| name != "kube-root-ca.crt")
+        .collect();
+    assert_eq!(left, ["b1"]);
+}
+
+#[tokio::test]
+async fn c8_dry_run_answers_as_a_write_would_and_persists_nothing() {
+    let (server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let dry_post = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let before = server.store().current_resource_version();
+
+    let answered = api
+        .create(&dry_post, &config_map("ghost", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(answered.metadata.name.as_deref(), Some("ghost"));
+    assert_eq!(api_error(api.get("ghost").await.unwrap_err()).code, 404);
+    // Invalid input is still refused under dryRun.
+    let invalid = api
+        .create(&dry_post, &config_map("Not_A_Name", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(api_error(invalid).code, 422);
+    assert_eq!(
+        server.store().current_resource_version(),
+        before,
+        "nothing was written"
+    );
+
+    api.create(&PostParams::default(), &config_map("real", json!({})))
+        .await
+        .unwrap();
+    let written = server.store().current_resource_version();
+    let patched = api
+        .patch(
+            "real",
+            &PatchParams::default().dry_run(),
+            &Patch::Merge(json!({"data": {"k": "dry"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data.unwrap()["k"], "dry");
+    api.delete("real", &DeleteParams::default().dry_run())
+        .await
+        .unwrap();
+    let stored = api.get("real").await.unwrap();
+    assert_eq!(stored.data.unwrap()["k"], "v");
+    assert_eq!(
+        server.store().current_resource_version(),
+        written,
+        "nothing was written"
+    );
+}
+
+#[tokio::test]
+async fn l5_foreground_deletion_removes_the_owner_only_after_its_dependents() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let owner = api
+        .create(&PostParams::default(), &config_map("owner", json!({})))
+        .await
+        .unwrap();
+    let mut dependent = config_map("dependent", json!({}));
+    let mut reference = owner.controller_owner_ref(&()).unwrap();
+    reference.block_owner_deletion = Some(true);
+    dependent.metadata.owner_references = Some(vec![reference]);
+    // The dependent's own finalizer holds it, and so the owner, until it is removed.
+    dependent.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    api.create(&PostParams::default(), &dependent).await.unwrap();
+
+    api.delete("owner", &DeleteParams::foreground()).await.unwrap();
+    let deleting = api.get("owner").await.unwrap();
+    assert!(deleting.metadata.deletion_timestamp.is_some());
+    assert_eq!(deleting.metadata.finalizers.unwrap(), ["foregroundDeletion"]);
+    eventually("the dependent to be marked for deletion", || async {
+        api.get("dependent")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    })
+    .await;
+    assert!(
+        api.get("owner").await.is_ok(),
+        "the owner waits for its dependent"
+    );
+
+    api.patch(
+        "dependent",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    eventually("owner and dependent to be gone", || async {
+        api.get_opt("owner").await.unwrap().is_none() && api.get_opt("dependent").await.unwrap().is_none()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn l6_deleting_a_crd_deletes_its_resources_then_stops_serving_them() {
+    let (server, client) = start().await;
+    let writers = install_crd(&client).await;
+    writers
+        .create(&PostParams::default(), &writer("free", &[]))
+        .await
+        .unwrap();
+    writers
+        .create(&PostParams::default(), &writer("held", &["example.com/hold"]))
+        .await
+        .unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.delete("postgreswriters.example.com", &DeleteParams::default())
+        .await
+        .unwrap();
+
+    // The CRD waits, terminating, while a resource's finalizer holds; the others are gone already.
+    eventually("the unheld resource to go", || async {
+        writers.get_opt("free").await.unwrap().is_none()
+    })
+    .await;
+    let terminating = crds.get("postgreswriters.example.com").await.unwrap();
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    assert!(
+        writers
+            .get("held")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
+
+    writers
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    eventually("the CRD to go", || async {
+        crds.get_opt("postgreswriters.example.com")
+            .await
+            .unwrap()
+            .is_none()
+    })
+    .await;
+    let gone = writers.list(&ListParams::default()).await.unwrap_err();
+    assert_eq!(api_error(gone).code, 404, "the endpoint is no longer served");
+    let discovery = client
+        .request_text(
+            axum::http::Request::get(format!("{}/apis", server.url()))
+                .body(Vec::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(!discovery.contains("example.com"), "{discovery}");
+}
+
+#[tokio::test]
+async fn b2_check_24_the_recorder_counts_a_repeated_event_as_a_series() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let subject = api
+        .create(&PostParams::default(), &config_map("noisy", json!({})))
+        .await
+        .unwrap();
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: "fidelity-test".into(),
+            instance: None,
+        },
+    );
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "Flapping".into(),
+        note: Some("it happened again".into()),
+        action: "Check".into(),
+        secondary: None,
+    };
+    let reference = subject.object_ref(&());
+    recorder.publish(&event, &reference).await.unwrap();
+    recorder.publish(&event, &reference).await.unwrap();
+
+    let events: Api<EventV1> = Api::default_namespaced(client.clone());
+    let listed = events.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(listed.len(), 1, "one Event with a series, not two Events");
+    assert_eq!(listed[0].series.as_ref().map(|s| s.count), Some(2));
+    // The same Event through core/v1, as kubectl describe reads it.
+    let core: Api<k8s_openapi::api::core::v1::Event> = Api::default_namespaced(client);
+    let core_events = core
+        .list(&ListParams::default().fields("involvedObject.name=noisy"))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(core_events.len(), 1);
+    assert_eq!(core_events[0].reason.as_deref(), Some("Flapping"));
+    assert_eq!(core_events[0].message.as_deref(), Some("it happened again"));
+}
+
+#[tokio::test]
+async fn p4_a_field_changed_by_an_update_is_owned_by_its_writer_and_an_apply_conflicts() {
+    let (_server, client) = start().await;
+    let writers = install_crd(&client).await;
+    let applied = json!({"apiVersion": "example.com/v1", "kind": "PostgresWriter",
+        "metadata": {"name": "owned"}, "spec": {"table": "students"}});
+    writers
+        .patch("owned", &PatchParams::apply("kubectl"), &Patch::Apply(&applied))
+        .await
+        .unwrap();
+    let edited = writers
+        .patch(
+            "owned",
+            &PatchParams {
+                field_manager: Some("kubectl-edit".into()),
+                ..PatchParams::default()
+            },
+            &Patch::Merge(json!({"spec": {"table": "teachers"}})),
+        )
+        .await
+        .unwrap();
+    let managers: Vec<(String, String)> = edited
+        .metadata
+        .managed_fields
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.manager.unwrap(), e.operation.unwrap()))
+        .collect();
+    assert!(
+        managers.contains(&("kubectl-edit".into(), "Update".into())),
+        "{managers:?}"
+    );
+
+    // Re-applying the old value would silently undo the edit: it conflicts instead, until forced.
+    let conflict = writers
+        .patch("owned", &PatchParams::apply("kubectl"), &Patch::Apply(&applied))
+        .await
+        .unwrap_err();
+    let status = api_error(conflict);
+    assert_eq!(status.code, 409);
+    assert!(status.message.contains("kubectl-edit"), "{}", status.message);
+    let forced = writers
+        .patch(
+            "owned",
+            &PatchParams::apply("kubectl").force(),
+            &Patch::Apply(&applied),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.data["spec"]["table"], "students");
+}

@@ -84,11 +84,19 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
     let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
     let controller = ctx.controller(Api::<PostgresWriter>::all(ctx.client.clone()), &runtime);
     if settings.orphan_sweep {
-        tokio::spawn(sweep_orphan_rows_periodically(
+        let sweeping = sweep_orphan_rows_periodically(
             ctx.client.clone(),
             rows.clone(),
             settings.resync_interval_seconds,
-        ));
+        );
+        // The sweep stops with the controller: a stopped operator deletes nothing.
+        let shutdown = ctx.shutdown_signal();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = sweeping => {}
+                () = shutdown => {}
+            }
+        });
     }
     let context = Arc::new(Context {
         client: ctx.client.clone(),
@@ -371,6 +379,8 @@ async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowWriter, i
 /// Rows are read before resources are listed: a row is only written for a resource that exists, and a
 /// resource keeps existing (its finalizer) until its row is gone, so any row read here whose resource
 /// is missing from the later list is a true orphan, never a row of a resource created mid-sweep.
+/// Only rows whose owner_uid is a Kubernetes uid are ours to sweep: a row another writer put in the
+/// table (no owner, or an owner of its own) stays, as invariant 4 asks.
 pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowWriter) -> Result<u64> {
     let mut candidates = Vec::new();
     for table in rows.store().managed_tables().await? {
@@ -388,12 +398,25 @@ pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowWriter) -> Resul
         .collect();
     let mut removed = 0;
     for (table, id, owner) in candidates {
-        if !live_uids.contains(&owner) && rows.remove(&table, &id, &owner).await? {
+        if is_kubernetes_uid(&owner)
+            && !live_uids.contains(&owner)
+            && rows.remove(&table, &id, &owner).await?
+        {
             tracing::info!(%table, row = %id, "orphan row deleted");
             removed += 1;
         }
     }
     Ok(removed)
+}
+
+/// Whether `owner` has the shape of a resource uid (a UUID, as Kubernetes assigns), i.e. this operator
+/// may have written the row.
+fn is_kubernetes_uid(owner: &str) -> bool {
+    owner.len() == 36
+        && owner.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 #[cfg(test)]
@@ -414,6 +437,14 @@ mod tests {
         writer.metadata.namespace = Some("default".into());
         writer.metadata.uid = Some("uid-1".into());
         writer
+    }
+
+    #[test]
+    fn only_rows_owned_by_a_resource_uid_are_sweepable() {
+        assert!(is_kubernetes_uid("0b6f1c9e-3f2a-4d7b-9c1e-2a4b6c8d0e1f"));
+        for foreign in ["", "not-ours", "billing-app", "0b6f1c9e3f2a4d7b9c1e2a4b6c8d0e1f"] {
+            assert!(!is_kubernetes_uid(foreign), "{foreign}");
+        }
     }
 
     #[test]

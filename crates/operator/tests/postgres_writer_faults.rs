@@ -1,0 +1,775 @@
+//! PostgresWriter under the faults of the failure matrix (shared/design/postgreswriter.md, issue 4):
+//! PostgreSQL restarted mid-burst, the operator SIGKILLed mid-burst, a name recreated right after its
+//! delete, finalizers removed by hand, tables dropped by hand, deletes while the operator is down, and
+//! watches cut long enough that resuming them is 410 Gone.
+//!
+//! Each test asserts what a user sees: the rows in PostgreSQL and the resources' Ready condition.
+
+mod support;
+
+use std::{
+    net::SocketAddr,
+    path::Path,
+    process::Stdio,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use futures::StreamExt;
+use k8s_openapi::{
+    api::core::v1::ConfigMap, apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+};
+use kube::{
+    Api, ResourceExt,
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
+};
+use operator::{
+    api::postgres_writer::{FINALIZER, PostgresWriter},
+    controllers::postgres_writer::{self, Settings},
+    db::{DatabaseConfig, throwaway::ThrowawayPostgres},
+};
+use serde_json::json;
+use support::{Running, eventually};
+use tokio::task::AbortHandle;
+
+const OPERATOR: &str = env!("CARGO_BIN_EXE_operator");
+const LONG: Duration = Duration::from_secs(45);
+const SHORT: Duration = Duration::from_secs(15);
+
+/// A row as a user reads it: (id, name, age, country).
+type StoredRow = (String, String, i32, String);
+
+struct World {
+    server: apiserver::ApiServer,
+    client: kube::Client,
+    pg: ThrowawayPostgres,
+    sql: tokio_postgres::Client,
+    api: Api<PostgresWriter>,
+}
+
+async fn world() -> World {
+    world_with(apiserver::Config::default()).await
+}
+
+async fn world_with(config: apiserver::Config) -> World {
+    let server = apiserver::ApiServer::start(config)
+        .await
+        .expect("API server starts");
+    let client = server.client();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in operator::api::crds() {
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("CRD installs");
+    }
+    let pg = ThrowawayPostgres::start()
+        .await
+        .expect("throwaway PostgreSQL starts");
+    let sql = connect(&pg).await;
+    let api = Api::namespaced(client.clone(), "default");
+    World {
+        server,
+        client,
+        pg,
+        sql,
+        api,
+    }
+}
+
+async fn connect(pg: &ThrowawayPostgres) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
+        .await
+        .expect("psql connects");
+    tokio::spawn(connection);
+    client
+}
+
+/// The controller in this process, talking to the API server through `client`.
+fn operator_via(client: &kube::Client, pg: &ThrowawayPostgres, settings: Settings) -> Running {
+    let (ctx, shutdown) = support::context(client, Duration::from_secs(settings.resync_interval_seconds));
+    let pool = DatabaseConfig::from_url(&pg.url()).connect().expect("pool");
+    support::spawn(ctx, shutdown, move |ctx| {
+        postgres_writer::run(ctx, pool, settings)
+    })
+}
+
+fn operator(world: &World, settings: Settings) -> Running {
+    operator_via(&world.client, &world.pg, settings)
+}
+
+/// Resyncs every second, so hand edits and sweeps show within a test's patience.
+fn fast_resync() -> Settings {
+    Settings {
+        resync_interval_seconds: 1,
+        ..Settings::default()
+    }
+}
+
+fn writer(name: &str, table: &str, student: &str, age: i64, country: &str) -> PostgresWriter {
+    serde_json::from_value(json!({
+        "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"table": table, "name": student, "age": age, "country": country}
+    }))
+    .expect("valid PostgresWriter")
+}
+
+/// Resource `s<i>` of a burst, in table `students`.
+fn student(i: i64) -> PostgresWriter {
+    writer(
+        &format!("s{i:04}"),
+        "students",
+        &format!("student {i}"),
+        i,
+        "canada",
+    )
+}
+
+/// The row [`student`] asks for.
+fn student_row(i: i64) -> StoredRow {
+    (
+        format!("default/s{i:04}"),
+        format!("student {i}"),
+        i as i32,
+        "canada".into(),
+    )
+}
+
+async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<StoredRow> {
+    match sql
+        .query(
+            &format!("SELECT id, name, age, country FROM \"{table}\" ORDER BY id"),
+            &[],
+        )
+        .await
+    {
+        Ok(rows) => rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// (id, owner_uid) of every row, by id.
+async fn owners(sql: &tokio_postgres::Client, table: &str) -> Vec<(String, String)> {
+    match sql
+        .query(&format!("SELECT id, owner_uid FROM \"{table}\" ORDER BY id"), &[])
+        .await
+    {
+        Ok(rows) => rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+async fn row_count(sql: &tokio_postgres::Client, table: &str) -> Option<i64> {
+    let row = sql
+        .query_one(&format!("SELECT count(*) FROM \"{table}\""), &[])
+        .await
+        .ok()?;
+    Some(row.get(0))
+}
+
+async fn table_exists(sql: &tokio_postgres::Client, table: &str) -> bool {
+    let row = sql
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
+        .await
+        .expect("catalog query");
+    row.get(0)
+}
+
+fn ready_reason(writer: &PostgresWriter) -> Option<String> {
+    let condition = writer
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some(format!("{}/{}", condition.status, condition.reason))
+}
+
+async fn wait_reason(api: &Api<PostgresWriter>, name: &str, reason: &str, limit: Duration) -> PostgresWriter {
+    eventually(&format!("{name} to report {reason}"), limit, || async {
+        let writer = api.get(name).await.ok()?;
+        (ready_reason(&writer).as_deref() == Some(reason)).then_some(writer)
+    })
+    .await
+}
+
+/// Whether every resource is Ready/Synced for its current generation with its row in `students`, and
+/// there are exactly `count` of them.
+async fn all_synced(api: &Api<PostgresWriter>, count: usize) -> Option<()> {
+    let items = api.list(&ListParams::default()).await.ok()?.items;
+    let synced = items.iter().all(|w| {
+        let status = w.status.as_ref();
+        ready_reason(w).as_deref() == Some("True/Synced")
+            && status.and_then(|s| s.table.as_deref()) == Some("students")
+            && status.and_then(|s| s.observed_generation) == w.metadata.generation
+    });
+    (items.len() == count && synced).then_some(())
+}
+
+/// Creates every resource, 16 requests at a time.
+async fn create_all(api: Api<PostgresWriter>, writers: Vec<PostgresWriter>) {
+    futures::stream::iter(writers)
+        .map(|writer| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &writer)
+                    .await
+                    .unwrap_or_else(|e| panic!("create {}: {e}", writer.name_any()))
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+}
+
+async fn delete_all(api: Api<PostgresWriter>, names: Vec<String>) {
+    futures::stream::iter(names)
+        .map(|name| {
+            let api = api.clone();
+            async move {
+                api.delete(&name, &DeleteParams::default())
+                    .await
+                    .unwrap_or_else(|e| panic!("delete {name}: {e}"));
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows() {
+    let w = world().await;
+    let running = operator(&w, Settings::default());
+    let count = 200;
+    // Half the burst is in flight when PostgreSQL stops; the other half arrives while it is down.
+    let first_half = tokio::spawn(create_all(w.api.clone(), (0..count / 2).map(student).collect()));
+    eventually("the first rows of the burst", SHORT, || async {
+        (row_count(&w.sql, "students").await? > 0).then_some(())
+    })
+    .await;
+    w.pg.stop().await.expect("PostgreSQL stops");
+    first_half.await.expect("first half created");
+    create_all(w.api.clone(), (count / 2..count).map(student).collect()).await;
+    eventually("a resource to report the outage", SHORT, || async {
+        let items = w.api.list(&ListParams::default()).await.ok()?.items;
+        items
+            .iter()
+            .any(|w| ready_reason(w).as_deref() == Some("False/DatabaseUnavailable"))
+            .then_some(())
+    })
+    .await;
+    w.pg.restart().await.expect("PostgreSQL starts again");
+
+    let sql = connect(&w.pg).await;
+    let expected: Vec<StoredRow> = (0..count).map(student_row).collect();
+    eventually("exactly one row per resource", LONG, || async {
+        (rows(&sql, "students").await == expected).then_some(())
+    })
+    .await;
+    eventually("every resource to be Ready/Synced", LONG, || async {
+        all_synced(&w.api, count as usize).await
+    })
+    .await;
+    assert_eq!(
+        rows(&sql, "students").await,
+        expected,
+        "no row written twice or late"
+    );
+    running.stop().await;
+}
+
+/// Runs `operator run --controllers postgres-writer` as users do, logging to `log`.
+fn spawn_binary(kubeconfig: &Path, database_url: &str, log: &Path) -> tokio::process::Child {
+    let log = std::fs::File::create(log).expect("log file");
+    tokio::process::Command::new(OPERATOR)
+        .args(["run", "--controllers", "postgres-writer"])
+        .args(["--metrics-bind-address", "0", "--health-probe-bind-address", "0"])
+        .env("KUBECONFIG", kubeconfig)
+        .env("DATABASE_URL", database_url)
+        .env("LOG_LEVEL", "warn")
+        .env("LOG_FORMAT", "text")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("operator run starts")
+}
+
+/// Fails the test with the process's log when it exited on its own.
+fn assert_running(child: &mut tokio::process::Child, log: &Path) {
+    if let Some(status) = child.try_wait().expect("wait") {
+        panic!(
+            "operator exited early ({status}):\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn operator_killed_with_sigkill_mid_burst_converges_after_restart() {
+    let w = world().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    w.server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let first_log = dir.path().join("first.log");
+    let mut first = spawn_binary(&kubeconfig, &w.pg.url(), &first_log);
+    let count = 500;
+    let creating = tokio::spawn(create_all(w.api.clone(), (0..count).map(student).collect()));
+
+    // SIGKILL once some rows are in: the process gets no chance to finish anything.
+    let deadline = tokio::time::Instant::now() + LONG;
+    while row_count(&w.sql, "students").await.unwrap_or(0) < 20 {
+        assert_running(&mut first, &first_log);
+        assert!(tokio::time::Instant::now() < deadline, "no rows within {LONG:?}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    first.start_kill().expect("SIGKILL");
+    let status = first.wait().await.expect("killed operator is reaped");
+    assert!(!status.success(), "the operator died: {status}");
+    let at_kill = row_count(&w.sql, "students").await.unwrap_or(0);
+    assert!(
+        at_kill < count,
+        "the kill came mid-burst ({at_kill} of {count} rows)"
+    );
+    creating.await.expect("burst created");
+
+    let second_log = dir.path().join("second.log");
+    let mut second = spawn_binary(&kubeconfig, &w.pg.url(), &second_log);
+    let expected: Vec<StoredRow> = (0..count).map(student_row).collect();
+    eventually("exactly one row per resource after the restart", LONG, || async {
+        (rows(&w.sql, "students").await == expected).then_some(())
+    })
+    .await;
+    eventually("every resource to be Ready/Synced", LONG, || async {
+        all_synced(&w.api, count as usize).await
+    })
+    .await;
+    assert_running(&mut second, &second_log);
+
+    delete_all(w.api.clone(), (0..count).map(|i| format!("s{i:04}")).collect()).await;
+    eventually("every resource and every row to go", LONG, || async {
+        let left = w.api.list(&ListParams::default()).await.ok()?.items.len();
+        (left == 0 && row_count(&w.sql, "students").await? == 0).then_some(())
+    })
+    .await;
+    assert_running(&mut second, &second_log);
+    second.start_kill().expect("SIGKILL");
+    let _ = second.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn same_name_recreated_right_after_delete_gets_its_own_row() {
+    let w = world().await;
+    let running = operator(&w, fast_resync());
+    let created = w
+        .api
+        .create(
+            &PostParams::default(),
+            &writer("a", "students", "alex", 23, "canada"),
+        )
+        .await
+        .expect("create");
+    wait_reason(&w.api, "a", "True/Synced", SHORT).await;
+    let mut previous_uid = created.uid().expect("uid");
+
+    for round in 1..=3_i64 {
+        w.api.delete("a", &DeleteParams::default()).await.expect("delete");
+        // Recreate as soon as the API server lets us (the finalizer holds the old one until its row is gone).
+        let student = format!("generation {round}");
+        let recreated = eventually("the name to be free again", SHORT, || async {
+            let fresh = writer("a", "students", &student, 30 + round, "peru");
+            match w.api.create(&PostParams::default(), &fresh).await {
+                Ok(created) => Some(created),
+                Err(kube::Error::Api(status)) if status.code == 409 => None,
+                Err(error) => panic!("recreate: {error}"),
+            }
+        })
+        .await;
+        let uid = recreated.uid().expect("uid");
+        assert_ne!(uid, previous_uid, "a new incarnation");
+        let expected = vec![(
+            "default/a".to_owned(),
+            student.clone(),
+            (30 + round) as i32,
+            "peru".to_owned(),
+        )];
+        eventually("the new incarnation's row", SHORT, || async {
+            let mine = owners(&w.sql, "students").await == [("default/a".to_owned(), uid.clone())];
+            (mine && rows(&w.sql, "students").await == expected).then_some(())
+        })
+        .await;
+        let synced = wait_reason(&w.api, "a", "True/Synced", SHORT).await;
+        assert_eq!(synced.uid().as_deref(), Some(uid.as_str()));
+        previous_uid = uid;
+    }
+
+    // Nothing left over from the old incarnations removes or rewrites the row in later reconciles.
+    let reconciles = running.reconciles();
+    eventually("a few more resyncs", SHORT, || async {
+        assert_eq!(
+            owners(&w.sql, "students").await,
+            [("default/a".to_owned(), previous_uid.clone())],
+            "the row stays the newest incarnation's"
+        );
+        (running.reconciles() >= reconciles + 3).then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn orphan_sweep_removes_rows_whose_resource_is_gone() {
+    let w = world().await;
+    // Rows another writer put in the table: one without owner, one with an owner that is no resource's
+    // uid, and one at the id a resource will ask for.
+    w.sql
+        .batch_execute(
+            "CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+             country text NOT NULL, owner_uid text NOT NULL); \
+             INSERT INTO students VALUES ('default/blank', 'nobody', 1, 'x', ''), \
+             ('default/foreign', 'someone', 2, 'y', 'billing-app'), \
+             ('default/taken', 'first come', 3, 'z', 'billing-app')",
+        )
+        .await
+        .expect("foreign rows");
+    let foreign: Vec<StoredRow> = vec![
+        ("default/blank".into(), "nobody".into(), 1, "x".into()),
+        ("default/foreign".into(), "someone".into(), 2, "y".into()),
+        ("default/taken".into(), "first come".into(), 3, "z".into()),
+    ];
+    let sweeping = || Settings {
+        orphan_sweep: true,
+        ..fast_resync()
+    };
+    let running = operator(&w, sweeping());
+    for (name, age) in [("gone", 20), ("kept", 21), ("taken", 22)] {
+        w.api
+            .create(
+                &PostParams::default(),
+                &writer(name, "students", name, age, "chile"),
+            )
+            .await
+            .expect("create");
+    }
+    wait_reason(&w.api, "gone", "True/Synced", SHORT).await;
+    wait_reason(&w.api, "kept", "True/Synced", SHORT).await;
+    wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
+    let ours = |name: &str, age| {
+        (
+            format!("default/{name}"),
+            name.to_owned(),
+            age,
+            "chile".to_owned(),
+        )
+    };
+    let mut with_gone = foreign.clone();
+    with_gone.extend([ours("gone", 20), ours("kept", 21)]);
+    with_gone.sort();
+    // The sweep runs every resync; let a few pass.
+    let reconciles = running.reconciles();
+    eventually("a few sweeps", SHORT, || async {
+        (running.reconciles() >= reconciles + 4).then_some(())
+    })
+    .await;
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        with_gone,
+        "the sweep leaves rows it did not write"
+    );
+    running.stop().await;
+
+    // While the operator is down: the finalizer is removed by hand, then the resource deleted.
+    w.api
+        .patch(
+            "gone",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("remove the finalizer");
+    w.api
+        .delete("gone", &DeleteParams::default())
+        .await
+        .expect("delete");
+    assert!(
+        w.api.get_opt("gone").await.expect("get").is_none(),
+        "without its finalizer the resource goes at once"
+    );
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        with_gone,
+        "nobody deleted the row"
+    );
+
+    let running = operator(&w, sweeping());
+    let mut expected = foreign.clone();
+    expected.push(ours("kept", 21));
+    expected.sort();
+    eventually("the orphan row to be swept", SHORT, || async {
+        (rows(&w.sql, "students").await == expected).then_some(())
+    })
+    .await;
+    let reconciles = running.reconciles();
+    eventually("a few more sweeps", SHORT, || async {
+        assert_eq!(
+            rows(&w.sql, "students").await,
+            expected,
+            "rows the operator did not write stay"
+        );
+        (running.reconciles() >= reconciles + 4).then_some(())
+    })
+    .await;
+    let taken = wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
+    assert!(
+        taken
+            .metadata
+            .finalizers
+            .unwrap_or_default()
+            .contains(&FINALIZER.to_owned())
+    );
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing() {
+    let w = world().await;
+    let expected = vec![("default/a".to_owned(), "alex".to_owned(), 23, "canada".to_owned())];
+    let running = operator(&w, fast_resync());
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("a", "students", "alex", 23, "canada"),
+        )
+        .await
+        .expect("create");
+    wait_reason(&w.api, "a", "True/Synced", SHORT).await;
+    w.sql.batch_execute("DROP TABLE students").await.expect("drop");
+    eventually("the table and its row to come back", SHORT, || async {
+        (rows(&w.sql, "students").await == expected).then_some(())
+    })
+    .await;
+    wait_reason(&w.api, "a", "True/Synced", SHORT).await;
+    running.stop().await;
+
+    let running = operator(
+        &w,
+        Settings {
+            auto_create_tables: false,
+            ..fast_resync()
+        },
+    );
+    w.sql.batch_execute("DROP TABLE students").await.expect("drop");
+    let missing = wait_reason(&w.api, "a", "False/TableMissing", SHORT).await;
+    let message = &missing.status.expect("status").conditions[0].message;
+    assert!(
+        message.contains("students") && message.contains("does not exist"),
+        "{message}"
+    );
+    assert!(
+        !table_exists(&w.sql, "students").await,
+        "the table is not recreated"
+    );
+    // Recreating it by hand is all the resource needs.
+    w.sql
+        .batch_execute(
+            "CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+             country text NOT NULL, owner_uid text NOT NULL)",
+        )
+        .await
+        .expect("create table");
+    wait_reason(&w.api, "a", "True/Synced", SHORT).await;
+    assert_eq!(rows(&w.sql, "students").await, expected);
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resource_deleted_while_operator_down_loses_its_row_when_it_comes_back() {
+    let w = world().await;
+    let running = operator(&w, Settings::default());
+    create_all(w.api.clone(), (0..3).map(student).collect()).await;
+    let all: Vec<StoredRow> = (0..3).map(student_row).collect();
+    eventually("the rows", SHORT, || async {
+        (rows(&w.sql, "students").await == all).then_some(())
+    })
+    .await;
+    eventually("every resource to be Ready/Synced", SHORT, || async {
+        all_synced(&w.api, 3).await
+    })
+    .await;
+    running.stop().await;
+
+    delete_all(w.api.clone(), vec!["s0000".into(), "s0002".into()]).await;
+    for name in ["s0000", "s0002"] {
+        let held = w.api.get(name).await.expect("held by its finalizer");
+        assert!(held.metadata.deletion_timestamp.is_some());
+    }
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        all,
+        "nothing deletes rows while the operator is down"
+    );
+
+    let running = operator(&w, Settings::default());
+    eventually("the deleted resources and their rows to go", SHORT, || async {
+        let names: Vec<String> = w
+            .api
+            .list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .iter()
+            .map(|w| w.name_any())
+            .collect();
+        (names == ["s0001"] && rows(&w.sql, "students").await == [student_row(1)]).then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
+/// A TCP proxy in front of the API server that can cut every connection and refuse new ones, as a
+/// network partition would.
+struct Proxy {
+    addr: SocketAddr,
+    open: Arc<AtomicBool>,
+    connections: Arc<Mutex<Vec<AbortHandle>>>,
+    task: AbortHandle,
+}
+
+impl Proxy {
+    async fn start(upstream: SocketAddr) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("proxy binds");
+        let addr = listener.local_addr().expect("proxy address");
+        let open = Arc::new(AtomicBool::new(true));
+        let connections: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
+        let (accepting, tracked) = (open.clone(), connections.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !accepting.load(Ordering::SeqCst) {
+                    continue; // Dropped: the client sees its connection closed.
+                }
+                let relay = tokio::spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+                tracked.lock().unwrap().push(relay.abort_handle());
+            }
+        })
+        .abort_handle();
+        Proxy {
+            addr,
+            open,
+            connections,
+            task,
+        }
+    }
+
+    /// Closes every open connection (watches included) and refuses new ones until [`Proxy::heal`].
+    fn partition(&self) {
+        self.open.store(false, Ordering::SeqCst);
+        for connection in self.connections.lock().unwrap().drain(..) {
+            connection.abort();
+        }
+    }
+
+    fn heal(&self) {
+        self.open.store(true, Ordering::SeqCst);
+    }
+
+    /// A client of the server behind the proxy, connecting through it.
+    fn client(&self, server: &apiserver::ApiServer) -> kube::Client {
+        let mut config = server.kube_config();
+        let scheme = config.cluster_url.scheme_str().unwrap_or("https").to_owned();
+        config.cluster_url = format!("{scheme}://{}", self.addr).parse().expect("proxy URL");
+        kube::Client::try_from(config).expect("client through the proxy")
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.partition();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn api_server_watch_dropped_resumes_without_missing_changes() {
+    // A short history: a watch that was away for a few dozen writes cannot resume and must relist.
+    let w = world_with(apiserver::Config {
+        history_capacity: 50,
+        ..apiserver::Config::default()
+    })
+    .await;
+    let proxy = Proxy::start(w.server.addr()).await;
+    // No resync: only the watch can tell the operator about the changes made during the partition.
+    let running = operator_via(&proxy.client(&w.server), &w.pg, Settings::default());
+    create_all(w.api.clone(), (0..6).map(student).collect()).await;
+    eventually("every resource to be Ready/Synced", SHORT, || async {
+        all_synced(&w.api, 6).await
+    })
+    .await;
+
+    proxy.partition();
+    let cut_at = w.server.store().current_resource_version();
+    create_all(w.api.clone(), (6..10).map(student).collect()).await;
+    for i in [1, 2] {
+        w.api
+            .patch(
+                &format!("s{i:04}"),
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"age": 100 + i, "country": "peru"}})),
+            )
+            .await
+            .expect("update");
+    }
+    delete_all(w.api.clone(), vec!["s0003".into(), "s0004".into()]).await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(w.client.clone(), "default");
+    for i in 0..60 {
+        let noise: ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": format!("noise-{i}")}})).expect("ConfigMap");
+        config_maps
+            .create(&PostParams::default(), &noise)
+            .await
+            .expect("noise");
+    }
+    assert!(
+        w.server.store().events_after(cut_at).is_err(),
+        "resuming the cut watch is 410 Gone"
+    );
+    proxy.heal();
+
+    let mut expected: Vec<StoredRow> = [0, 5, 6, 7, 8, 9].into_iter().map(student_row).collect();
+    for i in [1, 2] {
+        expected.push((
+            format!("default/s{i:04}"),
+            format!("student {i}"),
+            100 + i,
+            "peru".into(),
+        ));
+    }
+    expected.sort();
+    eventually(
+        "the rows to follow every change made while cut off",
+        LONG,
+        || async { (rows(&w.sql, "students").await == expected).then_some(()) },
+    )
+    .await;
+    eventually(
+        "the deleted resources to go and the rest to be Synced",
+        LONG,
+        || async { all_synced(&w.api, 8).await },
+    )
+    .await;
+    running.stop().await;
+}

@@ -1,5 +1,6 @@
-//! An embedded Kubernetes-compatible API server: one process, in memory, faithful enough that kube-rs,
-//! kubectl and the Python client work against it unmodified. The map:
+//! An embedded Kubernetes-compatible API server: one process, in memory (or kept in a data dir, see
+//! [`Config::data_dir`]), faithful enough that kube-rs, kubectl and the Python client work against it
+//! unmodified. The map:
 //! - [`http`]: routing, content negotiation, Status errors, watch streaming.
 //! - [`store`]: objects, the global resourceVersion, the event history ring, every write's semantics.
 //! - [`emulated`]: what kube-controller-manager would do (garbage collection, namespaces, Deployments).
@@ -12,7 +13,11 @@ pub mod error;
 pub mod http;
 pub mod store;
 
-use std::{net::SocketAddr, path::Path, sync::Arc};
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 pub use error::{Error, Result};
 pub use http::auth::Auth;
@@ -31,6 +36,9 @@ pub struct Config {
     pub history_capacity: usize,
     /// Who may send requests: by default only holders of a token generated at start-up.
     pub auth: Auth,
+    /// Where objects are kept across restarts; `None` (the default) keeps everything in memory only.
+    /// A generated token is kept there too, so that a kubeconfig's token still works after a restart.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -40,6 +48,7 @@ impl Default for Config {
             max_body_bytes: 3 * 1024 * 1024,
             history_capacity: 10_000,
             auth: Auth::default(),
+            data_dir: None,
         }
     }
 }
@@ -56,11 +65,19 @@ pub struct ApiServer {
 }
 
 impl ApiServer {
+    /// Opens the data dir (if any), then listens. Errors say which of the two failed.
     pub async fn start(config: Config) -> Result<ApiServer> {
-        let listener = tokio::net::TcpListener::bind(config.addr).await?;
+        let data_dir = config.data_dir.as_deref();
+        let store = Store::open(config.history_capacity, data_dir)?;
+        let auth = match (config.auth, data_dir) {
+            (Auth::GeneratedToken, Some(dir)) => Auth::Token(kept_token(dir)?),
+            (auth, _) => auth,
+        };
+        let listener = tokio::net::TcpListener::bind(config.addr)
+            .await
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr)))?;
         let addr = listener.local_addr()?;
-        let store = Store::new(config.history_capacity);
-        let token = config.auth.into_token();
+        let token = auth.into_token();
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
@@ -153,18 +170,12 @@ impl ApiServer {
             std::fs::create_dir_all(parent)?;
         }
         // Owner-only: the kubeconfig holds the token.
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(path)?;
-        #[cfg(unix)]
-        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-        std::io::Write::write_all(&mut file, self.kubeconfig_yaml().as_bytes())?;
+        write_private(path, self.kubeconfig_yaml().as_bytes())?;
         Ok(())
     }
 
-    /// Stops accepting requests, lets in-flight ones finish, and returns when the listener is closed.
+    /// Stops accepting requests, lets in-flight ones finish, and returns when the listener is closed
+    /// and the data dir (if any) is saved and closed, free for the next server.
     pub async fn shutdown(mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
@@ -172,6 +183,7 @@ impl ApiServer {
         // Watches would keep graceful shutdown waiting for up to their timeout; cut them off.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), &mut self.task).await;
         self.task.abort();
+        self.store.close();
     }
 }
 
@@ -189,8 +201,42 @@ where
     }
 }
 
+/// The token kept in `dir/token`, generated there (owner-only) the first time. Kept because a
+/// kubeconfig handed out before a restart should still get in after it.
+fn kept_token(dir: &Path) -> std::io::Result<String> {
+    let path = dir.join("token");
+    let unreadable = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().to_owned()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(unreadable(e)),
+    }
+    let token = http::auth::generate_token();
+    // Synced: a token lost to a power cut would lock out the kubeconfigs handed out since.
+    write_private(&path, token.as_bytes())
+        .and_then(|file| file.sync_all())
+        .map_err(unreadable)?;
+    Ok(token)
+}
+
+/// Writes `contents` to `path`, readable and writable by the owner only.
+fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    std::io::Write::write_all(&mut file, contents)?;
+    Ok(file)
+}
+
 impl Drop for ApiServer {
     fn drop(&mut self) {
         self.task.abort();
+        // Frees the data dir even when the server is dropped without `shutdown`.
+        self.store.close();
     }
 }

@@ -7,7 +7,7 @@ use clap::Parser;
 #[derive(Parser, Debug)]
 #[command(
     name = "apiserver",
-    about = "An embedded, in-memory Kubernetes-compatible API server"
+    about = "An embedded Kubernetes-compatible API server, in memory or kept in --data-dir"
 )]
 struct Args {
     /// Address to listen on. Loopback by default: the bearer token travels in plain HTTP.
@@ -28,6 +28,10 @@ struct Args {
     /// Require the bearer token in this file instead of a random one generated at start-up.
     #[arg(long, env = "APISERVER_TOKEN_FILE", conflicts_with = "insecure_no_auth")]
     token_file: Option<PathBuf>,
+    /// Keep every object in this directory (created when missing) across restarts; a write is answered
+    /// only once it is on disk. Without it everything lives in memory and is gone at exit.
+    #[arg(long, env = "APISERVER_DATA_DIR")]
+    data_dir: Option<PathBuf>,
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -55,11 +59,16 @@ async fn main() -> std::process::ExitCode {
         max_body_bytes: args.max_body_bytes,
         history_capacity: args.history,
         auth,
+        data_dir: args.data_dir,
     };
     let server = match apiserver::ApiServer::start(config).await {
         Ok(server) => server,
         Err(error) => {
-            eprintln!("apiserver: cannot listen on {}: {error}", args.addr);
+            // The message says what failed (the data dir or the address); "io error:" adds nothing.
+            match error {
+                apiserver::Error::Io(error) => eprintln!("apiserver: {error}"),
+                error => eprintln!("apiserver: {error}"),
+            }
             return std::process::ExitCode::FAILURE;
         }
     };

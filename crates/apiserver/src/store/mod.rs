@@ -4,14 +4,18 @@
 //! order writes happen and every watcher sees events in that order (C2, W5). Watchers never hold the
 //! lock: events go out through a broadcast channel, and a watcher that falls behind catches up from
 //! the ring (W12).
+//!
+//! With a data dir every change is also saved to disk before its writer is answered ([`persist`]).
 
 pub mod lifecycle;
 pub mod meta;
+mod persist;
 mod registry;
 mod write;
 
 use std::{
     collections::{BTreeMap, HashMap, VecDeque},
+    path::Path,
     sync::{Arc, Mutex, MutexGuard},
 };
 
@@ -68,6 +72,8 @@ pub struct Store {
     state: Mutex<State>,
     events: broadcast::Sender<Arc<StoredEvent>>,
     history_capacity: usize,
+    /// The data dir, when there is one; `None` keeps the store memory-only.
+    journal: Option<persist::Journal>,
 }
 
 impl std::fmt::Debug for Store {
@@ -102,25 +108,81 @@ pub struct WatchStart {
 }
 
 impl Store {
+    /// A memory-only store: everything is gone when it is dropped.
     pub fn new(history_capacity: usize) -> Arc<Store> {
-        let (events, _) = broadcast::channel(4096);
-        let store = Arc::new(Store {
-            state: Mutex::new(State {
-                resource_version: 0,
-                objects: HashMap::new(),
-                history: VecDeque::new(),
-                registry: Registry::default(),
-                next_cluster_ip: 1,
-            }),
-            events,
-            history_capacity: history_capacity.max(1),
-        });
+        let store = Store::with_state(history_capacity, persist::Loaded::default(), None);
         store.create_default_namespaces();
         store
     }
 
+    /// A store kept in `data_dir` (created when missing), holding whatever was saved there before;
+    /// memory-only when `None`. Fails when the dir cannot be used: no permission, a corrupt file,
+    /// or another process holding it.
+    pub fn open(history_capacity: usize, data_dir: Option<&Path>) -> std::io::Result<Arc<Store>> {
+        let Some(dir) = data_dir else {
+            return Ok(Store::new(history_capacity));
+        };
+        let (journal, loaded) = persist::Journal::open(dir)?;
+        let store = Store::with_state(history_capacity, loaded, Some(journal));
+        store.create_default_namespaces();
+        if let Some(journal) = &store.journal {
+            // Fails now, not at the first request, when the disk refuses the first commit.
+            journal.wait_durable(store.current_resource_version())?;
+        }
+        Ok(store)
+    }
+
+    fn with_state(
+        history_capacity: usize,
+        loaded: persist::Loaded,
+        journal: Option<persist::Journal>,
+    ) -> Arc<Store> {
+        let (events, _) = broadcast::channel(4096);
+        let mut registry = Registry::default();
+        register_stored_crds(&mut registry, &loaded.objects);
+        Arc::new(Store {
+            state: Mutex::new(State {
+                resource_version: loaded.resource_version,
+                objects: loaded.objects,
+                history: VecDeque::new(),
+                registry,
+                next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
+            }),
+            events,
+            history_capacity: history_capacity.max(1),
+            journal,
+        })
+    }
+
+    /// Saves what is queued and closes the data dir, so that another store may open it; later writes
+    /// fail with 500. Does nothing for a memory-only store.
+    pub fn close(&self) {
+        if let Some(journal) = &self.journal {
+            journal.close();
+        }
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Ends a write request: releases the lock and, with a data dir, waits until every change made so
+    /// far (this request's included) is on disk, so that no response acknowledges a write a crash
+    /// could lose. A write that could not be saved becomes a 500.
+    // Passes the write's own `Result` through; the size of `Error` is the crate's (error.rs).
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn settle<T>(
+        &self,
+        state: MutexGuard<'_, State>,
+        result: Result<T, Error>,
+    ) -> Result<T, Error> {
+        let Some(journal) = &self.journal else {
+            return result;
+        };
+        let written_up_to = state.resource_version;
+        drop(state);
+        journal.wait_durable(written_up_to)?;
+        result
     }
 
     pub fn current_resource_version(&self) -> u64 {
@@ -214,12 +276,36 @@ impl Store {
     /// resourceVersion order.
     pub(crate) fn publish(&self, state: &mut State, event: StoredEvent) {
         let event = Arc::new(event);
+        if let Some(journal) = &self.journal {
+            journal.record(&event, state.next_cluster_ip);
+        }
         state.history.push_back(event.clone());
         while state.history.len() > self.history_capacity {
             state.history.pop_front();
         }
         // No receivers is fine: nobody is watching.
         let _ = self.events.send(event);
+    }
+}
+
+/// Serves again the custom resources of every stored CRD, as admitting them did before a restart.
+/// A CRD being deleted is served too, so that its teardown can finish.
+fn register_stored_crds(
+    registry: &mut Registry,
+    objects: &HashMap<String, BTreeMap<(String, String), Value>>,
+) {
+    let Some(crds) = objects.get("apiextensions.k8s.io/customresourcedefinitions") else {
+        return;
+    };
+    for crd in crds.values() {
+        match apimachinery::resource::from_crd(crd) {
+            Ok(types) => registry.set_crd(meta::name(crd), types),
+            Err(causes) => tracing::warn!(
+                crd = meta::name(crd),
+                causes = %apimachinery::error::render_causes(&causes),
+                "a stored CRD is no longer valid; its resources are not served"
+            ),
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Every write: create, update (main resource and `/status`), patch, delete, and what they set in
 //! motion (finalizers, garbage collection, namespace and CRD teardown). All of it runs under the store
-//! lock, so each request is one atomic step with its own resourceVersion(s).
+//! lock, so each request is one atomic step with its own resourceVersion(s). Each public method ends
+//! in [`Store::settle`], which with a data dir answers only once the step is on disk.
 
 use std::sync::Arc;
 
@@ -88,7 +89,8 @@ impl Store {
         options: &WriteOptions,
     ) -> Result<Written> {
         let mut state = self.lock();
-        self.create_locked(&mut state, rt, namespace, object, options)
+        let result = self.create_locked(&mut state, rt, namespace, object, options);
+        self.settle(state, result)
     }
 
     pub fn update(
@@ -101,8 +103,23 @@ impl Store {
         status_only: bool,
     ) -> Result<Written> {
         let mut state = self.lock();
+        let result = self.update_checked(&mut state, rt, namespace, name, object, options, status_only);
+        self.settle(state, result)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn update_checked(
+        &self,
+        state: &mut State,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        object: Value,
+        options: &WriteOptions,
+        status_only: bool,
+    ) -> Result<Written> {
         let old = self
-            .stored(&state, rt, namespace, name)
+            .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
         check_body_identity(rt, namespace, name, &object)?;
         if meta::resource_version(&object).is_none() && !rt.is_builtin() && !status_only {
@@ -116,7 +133,7 @@ impl Store {
                 )],
             ));
         }
-        self.update_locked(&mut state, rt, namespace, name, old, object, options, status_only)
+        self.update_locked(state, rt, namespace, name, old, object, options, status_only)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -131,7 +148,32 @@ impl Store {
         status_only: bool,
     ) -> Result<Written> {
         let mut state = self.lock();
-        let old = self.stored(&state, rt, namespace, name);
+        let result = self.patch_checked(
+            &mut state,
+            rt,
+            namespace,
+            name,
+            patch_type,
+            body,
+            options,
+            status_only,
+        );
+        self.settle(state, result)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn patch_checked(
+        &self,
+        state: &mut State,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &Value,
+        options: &WriteOptions,
+        status_only: bool,
+    ) -> Result<Written> {
+        let old = self.stored(state, rt, namespace, name);
         let Some(old) = old else {
             if patch_type != PatchType::Apply {
                 return Err(Error::NotFound(subject(rt, name)));
@@ -151,7 +193,7 @@ impl Store {
             };
             let mut object = patch::server_side_apply(&request).map_err(|e| machinery(rt, name, e))?;
             meta::metadata_mut(&mut object).insert("name".into(), json!(name));
-            return self.create_locked(&mut state, rt, namespace, object, options);
+            return self.create_locked(state, rt, namespace, object, options);
         };
         let live = lifecycle::present(rt, &old);
         let patched = match patch_type {
@@ -180,16 +222,7 @@ impl Store {
         }
         .map_err(|e| machinery(rt, name, e))?;
         check_body_identity(rt, namespace, name, &patched)?;
-        self.update_locked(
-            &mut state,
-            rt,
-            namespace,
-            name,
-            old,
-            patched,
-            options,
-            status_only,
-        )
+        self.update_locked(state, rt, namespace, name, old, patched, options, status_only)
     }
 
     pub fn delete(
@@ -200,8 +233,20 @@ impl Store {
         options: &DeleteOptions,
     ) -> Result<Value> {
         let mut state = self.lock();
+        let result = self.delete_checked(&mut state, rt, namespace, name, options);
+        self.settle(state, result)
+    }
+
+    fn delete_checked(
+        &self,
+        state: &mut State,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Value> {
         let old = self
-            .stored(&state, rt, namespace, name)
+            .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
         if let Some(uid) = &options.precondition_uid {
             if uid != meta::uid(&old) {
@@ -228,7 +273,7 @@ impl Store {
         if options.dry_run {
             return Ok(lifecycle::present(rt, &old));
         }
-        let result = self.delete_locked(&mut state, rt, namespace, name, options.propagation);
+        let result = self.delete_locked(state, rt, namespace, name, options.propagation);
         result.map(|object| lifecycle::present(rt, &object))
     }
 
@@ -267,7 +312,7 @@ impl Store {
                 deleted.push(lifecycle::present(rt, &object));
             }
         }
-        Ok(deleted)
+        self.settle(state, Ok(deleted))
     }
 
     pub(crate) fn stored(

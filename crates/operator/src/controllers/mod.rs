@@ -3,7 +3,10 @@
 
 mod runtime;
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 pub use runtime::ReconcileRuntime;
 
@@ -46,25 +49,60 @@ pub fn object_key<K: kube::Resource>(object: &K) -> String {
 }
 
 impl ControllerContext {
-    /// A controller watching `api`, whose trigger stream also feeds `runtime`'s work-queue gauge.
+    /// The controller of `runtime`, watching `api`. Build every controller here: besides watching, it
+    /// - feeds `runtime`'s work-queue gauge from the trigger stream;
+    /// - reports the cache synced to /readyz once the first full list has gone through the cache. (Not
+    ///   with `Store::wait_until_ready`: its channel wakes one waiter only, and a second waiter can
+    ///   leave kube-runtime's own, which holds reconciles until then, asleep.)
+    /// - stops gracefully on shutdown: no new reconciles start, in-flight ones finish. Shutdown also
+    ///   drops the cache's writer. kube-runtime stops feeding the cache once shutdown begins, so a
+    ///   shutdown before the first list completed (e.g. right after winning leader election) would
+    ///   leave it waiting forever for a cache that cannot fill; without a writer the cache reports it
+    ///   never will, and the controller, which had nothing in flight, ends at once.
     pub fn controller<K>(&self, api: kube::Api<K>, runtime: &ReconcileRuntime) -> kube::runtime::Controller<K>
     where
         K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Eq + std::hash::Hash + Clone + Default + std::fmt::Debug + Unpin,
     {
-        use futures::TryStreamExt;
+        use futures::{StreamExt, TryStreamExt};
         use kube::runtime::{WatchStreamExt, reflector, watcher};
-        let (reader, writer) = reflector::store();
+        let name = runtime.controller();
+        runtime.set_resync(self.resync);
+        self.readiness.expect_controller(name);
+        let readiness = self.readiness.clone();
         let queue = runtime.queue();
+        let (reader, writer) = reflector::store();
         let trigger = reflector(writer, watcher(api, watcher::Config::default()))
+            .inspect_ok(move |event| {
+                if matches!(event, watcher::Event::InitDone) {
+                    readiness.mark_synced(name);
+                }
+            })
             .default_backoff()
             .touched_objects()
-            .inspect_ok(move |object| queue.add(object_key(object)));
-        kube::runtime::Controller::for_stream(trigger, reader)
+            .inspect_ok(move |object| queue.add(object_key(object)))
+            .boxed();
+        // Shared by the trigger and the shutdown future, which the same controller task polls, the
+        // future first: never contended.
+        let source = Arc::new(Mutex::new(Some(trigger)));
+        let polled = source.clone();
+        let trigger = futures::stream::poll_fn(move |cx| {
+            match polled.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+                Some(trigger) => trigger.poll_next_unpin(cx),
+                None => std::task::Poll::Ready(None),
+            }
+        });
+        let stopping = self.shutdown_signal();
+        let stop = async move {
+            stopping.await;
+            // Dropped in the future that ends the trigger, so no object can slip in between the two.
+            drop(source.lock().unwrap_or_else(|p| p.into_inner()).take());
+        };
+        kube::runtime::Controller::for_stream(trigger, reader).graceful_shutdown_on(stop)
     }
 
-    /// What every controller does the same way: count it in readiness, limit its concurrency, stop it
-    /// gracefully on shutdown, and mark it synced once its cache has the first full list.
+    /// What every controller does the same way beyond [`Self::controller`]: publish and apply its
+    /// concurrency limit.
     pub fn configure<K>(
         &self,
         name: &'static str,
@@ -74,24 +112,13 @@ impl ControllerContext {
         K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Eq + std::hash::Hash + Clone + Default + std::fmt::Debug + Unpin,
     {
-        self.readiness.expect_controller(name);
         self.metrics
             .max_concurrent_reconciles
             .get_or_create(&crate::manager::metrics::ControllerLabels {
                 controller: name.to_owned(),
             })
             .set(i64::from(self.concurrency));
-        let controller = controller
-            .with_config(kube::runtime::controller::Config::default().concurrency(self.concurrency))
-            .graceful_shutdown_on(self.shutdown_signal());
-        let store = controller.store();
-        let readiness = self.readiness.clone();
-        tokio::spawn(async move {
-            if store.wait_until_ready().await.is_ok() {
-                readiness.mark_synced(name);
-            }
-        });
-        controller
+        controller.with_config(kube::runtime::controller::Config::default().concurrency(self.concurrency))
     }
 
     /// The Event recorder of controller `name`.

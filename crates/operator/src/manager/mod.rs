@@ -4,6 +4,7 @@
 pub mod backoff;
 pub mod cli;
 pub mod dev;
+pub mod leader;
 pub mod metrics;
 pub mod probes;
 pub mod readiness;

@@ -3,11 +3,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use kube_lease_manager::LeaseManagerBuilder;
 use tokio::{sync::watch, task::JoinSet};
 
 use super::{
     cli::{ControllerName, RunArgs, bind_address},
+    leader::{self, Leadership},
     metrics::Metrics,
     probes,
     readiness::Readiness,
@@ -17,10 +17,16 @@ use crate::{
     controllers::{ControllerContext, postgres_writer, vote_config, web_app},
 };
 
-/// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error).
+/// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error). A held Lease
+/// is released on the way out, so that another replica takes over at once.
 pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
     let metrics = Arc::new(Metrics::new());
     let readiness = Arc::new(Readiness::default());
+    // Not ready before every controller's cache has synced. A standby replica runs no controller and
+    // is ready: it is healthy, only not leading.
+    if !args.leader_elect {
+        expect_controllers(&readiness, &args.controllers);
+    }
     if let Some(addr) = bind_address(&args.metrics_bind_address).map_err(Error::Config)? {
         let bound = probes::serve_metrics(addr, metrics.clone())
             .await
@@ -40,12 +46,13 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
         None
     };
 
-    let mut leader = None;
+    let mut leadership = None;
     if args.leader_elect {
-        match acquire_leadership(&client, &args, shutdown.clone()).await? {
-            Some(held) => leader = Some(held),
+        match leader::acquire(&client, &args, shutdown.clone()).await? {
+            Some(held) => leadership = Some(held),
             None => return Ok(()), // Shut down while waiting to lead.
         }
+        expect_controllers(&readiness, &args.controllers);
     }
 
     let ctx = ControllerContext {
@@ -75,6 +82,19 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
         }
     }
     tracing::info!(controllers = ?args.controllers, "controllers started");
+    let outcome = supervise(&mut controllers, leadership.as_mut()).await;
+    if let Some(leadership) = leadership {
+        leadership.release().await;
+    }
+    outcome
+}
+
+/// Waits for the controllers to end (on shutdown) or one to fail; aborts them all when leadership is
+/// lost, as controller-runtime exits at once then: another replica is already reconciling.
+async fn supervise(
+    controllers: &mut JoinSet<Result<()>>,
+    mut leadership: Option<&mut Leadership>,
+) -> Result<()> {
     loop {
         tokio::select! {
             finished = controllers.join_next() => match finished {
@@ -83,63 +103,28 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
                 Some(Ok(Err(error))) => return Err(error),
                 Some(Err(join)) => return Err(Error::Config(format!("a controller panicked: {join}"))),
             },
-            lost = lost_leadership(&mut leader) => {
-                if lost {
-                    // controller-runtime exits at once: another replica is already reconciling.
-                    controllers.abort_all();
-                    return Err(Error::Config("leadership lost; stopping so that the new leader reconciles alone".into()));
-                }
+            () = lost(&mut leadership) => {
+                controllers.abort_all();
+                return Err(Error::Config("leadership lost; stopping so that the new leader reconciles alone".into()));
             }
         }
     }
 }
 
-/// Waits until this process holds the Lease. `Ok(None)`: shutdown came first.
-async fn acquire_leadership(
-    client: &kube::Client,
-    args: &RunArgs,
-    mut shutdown: watch::Receiver<bool>,
-) -> Result<Option<watch::Receiver<bool>>> {
-    let identity = format!("{}-{}", hostname(), std::process::id());
-    let duration = args.lease_duration_seconds.max(3);
-    let manager = LeaseManagerBuilder::new(client.clone(), &args.leader_election_id)
-        .with_namespace(&args.leader_election_namespace)
-        .with_identity(&identity)
-        .with_duration(duration)
-        .with_grace((duration / 3).max(1))
-        .build()
-        .await
-        .map_err(|e| Error::Config(format!("leader election: {e}")))?;
-    let (mut leader, _task) = manager.watch().await;
-    tracing::info!(%identity, lease = %args.leader_election_id, "waiting to become the leader");
-    tokio::select! {
-        acquired = leader.wait_for(|is_leader| *is_leader) => {
-            acquired.map_err(|_| Error::Config("leader election stopped".into()))?;
-        }
-        _ = shutdown.wait_for(|stop| *stop) => return Ok(None),
-    }
-    tracing::info!(%identity, "became the leader");
-    Ok(Some(leader))
-}
-
-/// Resolves `true` when a held leadership is lost; never resolves without leader election.
-async fn lost_leadership(leader: &mut Option<watch::Receiver<bool>>) -> bool {
-    match leader {
+/// Resolves when a held leadership is lost; never without leader election.
+async fn lost(leadership: &mut Option<&mut Leadership>) {
+    match leadership {
+        Some(leadership) => leadership.lost().await,
         None => std::future::pending().await,
-        Some(receiver) => match receiver.changed().await {
-            Ok(()) => !*receiver.borrow_and_update(),
-            Err(_) => true,
-        },
     }
 }
 
-fn hostname() -> String {
-    std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| {
-            std::fs::read_to_string("/etc/hostname")
-                .ok()
-                .map(|h| h.trim().to_owned())
-        })
-        .unwrap_or_else(|| "operator".into())
+fn expect_controllers(readiness: &Readiness, controllers: &[ControllerName]) {
+    for controller in controllers {
+        readiness.expect_controller(match controller {
+            ControllerName::PostgresWriter => postgres_writer::NAME,
+            ControllerName::VoteConfig => vote_config::NAME,
+            ControllerName::WebApp => web_app::NAME,
+        });
+    }
 }

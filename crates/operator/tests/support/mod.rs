@@ -112,3 +112,186 @@ where
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+// The `operator` binary as a child process, and plain HTTP to its metrics and probe servers.
+
+/// An `operator` child whose stderr is read line by line; killed if the test ends without stopping it.
+pub struct OperatorProcess {
+    child: std::process::Child,
+    log: tokio::sync::mpsc::UnboundedReceiver<String>,
+    seen: Vec<String>,
+}
+
+impl OperatorProcess {
+    /// `operator <args>` against the cluster in `kubeconfig`, with text logs.
+    pub fn spawn(kubeconfig: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_operator"))
+            .args(args)
+            .env("KUBECONFIG", kubeconfig)
+            .env("LOG_FORMAT", "text")
+            .env("NO_COLOR", "1")
+            .env_remove("DATABASE_URL")
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("operator starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (sender, log) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            log,
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The first log line from now on that contains `needle`.
+    pub async fn wait_for_log(&mut self, needle: &str, limit: Duration) -> String {
+        match self.find_log(needle, limit).await {
+            Some(line) => line,
+            None => panic!(
+                "no log line containing {needle:?} within {limit:?}; the log so far:\n{}",
+                self.seen.join("\n")
+            ),
+        }
+    }
+
+    /// The first log line from now on that contains `needle`, if one comes within `limit`.
+    pub async fn find_log(&mut self, needle: &str, limit: Duration) -> Option<String> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.log.recv()).await {
+                Ok(Some(line)) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return Some(line);
+                    }
+                }
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Log lines not read yet, without waiting.
+    pub fn drain_log(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Ok(line) = self.log.try_recv() {
+            self.seen.push(line.clone());
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// Where a server announced by `message` (e.g. `serving /metrics`) listens: its loopback port.
+    pub async fn bound_address(&mut self, message: &str) -> std::net::SocketAddr {
+        let line = self.wait_for_log(message, Duration::from_secs(60)).await;
+        let port: String = line
+            .split("127.0.0.1:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no loopback address in {line:?}"))
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        format!("127.0.0.1:{port}").parse().expect("a socket address")
+    }
+
+    /// Sends `signal` (`INT`, `TERM`, `KILL`).
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} {}", self.child.id());
+    }
+
+    /// The exit status within `limit`, or `None` if the process is still running then.
+    pub async fn exit_within(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return Some(status);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Every log line read so far (for failure messages), after reading what is left.
+    pub fn log_so_far(&mut self) -> String {
+        self.drain_log();
+        self.seen.join("\n")
+    }
+}
+
+impl Drop for OperatorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A response read to its end.
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl HttpResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// `GET path` over HTTP/1.0 (one request per connection, the body runs to the close), within 10 s.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result<HttpResponse> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        stream
+            .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+            .await?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await?;
+        Ok::<_, std::io::Error>(raw)
+    };
+    let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
+        .await
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("GET {path}")))??;
+    let text = String::from_utf8_lossy(&raw);
+    let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, format!("GET {path}: {text}"));
+    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(invalid)?;
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(invalid)?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Ok(HttpResponse {
+        status,
+        headers,
+        body: body.to_owned(),
+    })
+}

@@ -1,0 +1,547 @@
+//! The manager as operators of a cluster see it (issue 6): `/metrics` after real reconciles, `/readyz`
+//! following the database, and shutdown that finishes in-flight work and then exits at once.
+
+mod support;
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use k8s_openapi::api::{apps::v1::Deployment, core::v1::ConfigMap};
+use kube::{
+    Api,
+    api::{DeleteParams, PostParams},
+    runtime::controller::Action,
+};
+use operator::{
+    api::{postgres_writer::PostgresWriter, vote_config::VoteConfig, web_app::WebApp},
+    controllers::{self, ReconcileRuntime, vote_config},
+    db::throwaway::ThrowawayPostgres,
+    manager::backoff::Backoff,
+};
+use serde_json::json;
+use support::{OperatorProcess, eventually, http_get};
+
+const CONTROLLERS: [&str; 3] = ["postgres-writer", "vote-config", "web-app"];
+/// How long a shutdown with nothing slow in flight may take, signal to exit.
+const PROMPT_EXIT: Duration = Duration::from_secs(5);
+
+fn vote_config_body(name: &str) -> VoteConfig {
+    serde_json::from_value(json!({
+        "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"options": [
+            {"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}
+        ]}
+    }))
+    .expect("valid VoteConfig")
+}
+
+fn web_app_body(name: &str) -> WebApp {
+    serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "WebApp",
+        "metadata": {"name": name, "namespace": "default"}, "spec": {"image": "nginx:1.27", "replicas": 1}
+    }))
+    .expect("valid WebApp")
+}
+
+fn postgres_writer_body(name: &str) -> PostgresWriter {
+    serde_json::from_value(json!({
+        "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"table": "students", "name": name, "age": 30, "country": "chile"}
+    }))
+    .expect("valid PostgresWriter")
+}
+
+/// `operator run` with loopback metrics and probe servers on ports the kernel picks.
+fn operator_run(kubeconfig: &std::path::Path, controllers: &str, env: &[(&str, &str)]) -> OperatorProcess {
+    OperatorProcess::spawn(
+        kubeconfig,
+        &[
+            "run",
+            "--controllers",
+            controllers,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+        ],
+        env,
+    )
+}
+
+/// One sample of a text exposition: `name{labels} value`.
+#[derive(Debug)]
+struct Sample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// Parses the sample lines of a Prometheus / OpenMetrics text exposition, failing on any malformed line.
+fn samples(text: &str) -> Vec<Sample> {
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty())
+        .map(|line| {
+            let (series, value) = line
+                .rsplit_once(' ')
+                .unwrap_or_else(|| panic!("no value: {line:?}"));
+            let value = value
+                .parse()
+                .unwrap_or_else(|_| panic!("value is not a number: {line:?}"));
+            let (name, labels) = match series.split_once('{') {
+                None => (series, BTreeMap::new()),
+                Some((name, rest)) => {
+                    let inner = rest
+                        .strip_suffix('}')
+                        .unwrap_or_else(|| panic!("unclosed labels: {line:?}"));
+                    (name, labels_of(inner, line))
+                }
+            };
+            assert!(
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':'),
+                "metric name {name:?} in {line:?}"
+            );
+            Sample {
+                name: name.to_owned(),
+                labels,
+                value,
+            }
+        })
+        .collect()
+}
+
+/// `a="x",b="y"` (values may hold escaped quotes) into a map.
+fn labels_of(inner: &str, line: &str) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    let mut rest = inner;
+    while !rest.is_empty() {
+        let (key, after) = rest
+            .split_once("=\"")
+            .unwrap_or_else(|| panic!("label without a quoted value: {line:?}"));
+        let mut value = String::new();
+        let mut chars = after.char_indices();
+        let end = loop {
+            match chars.next() {
+                Some((_, '\\')) => value.extend(chars.next().map(|(_, c)| c)),
+                Some((i, '"')) => break i,
+                Some((_, c)) => value.push(c),
+                None => panic!("unterminated label value: {line:?}"),
+            }
+        };
+        labels.insert(key.to_owned(), value);
+        rest = after[end + 1..].trim_start_matches(',');
+    }
+    labels
+}
+
+fn value_of(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|s| {
+            s.name == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|s| s.value)
+}
+
+async fn scrape(addr: std::net::SocketAddr) -> Option<support::HttpResponse> {
+    http_get(addr, "/metrics").await.ok().filter(|r| r.status == 200)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an_object() {
+    let (server, client) = support::cluster().await;
+    let pg = ThrowawayPostgres::start()
+        .await
+        .expect("throwaway PostgreSQL starts");
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let url = pg.url();
+    let mut operator = operator_run(&kubeconfig, &CONTROLLERS.join(","), &[("DATABASE_URL", &url)]);
+    let metrics = operator.bound_address("serving /metrics").await;
+
+    let names = ["metrics-alpha", "metrics-beta"];
+    let vote_configs: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let web_apps: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let writers: Api<PostgresWriter> = Api::namespaced(client.clone(), "default");
+    for name in names {
+        let pp = PostParams::default();
+        vote_configs.create(&pp, &vote_config_body(name)).await.unwrap();
+        web_apps.create(&pp, &web_app_body(name)).await.unwrap();
+        writers.create(&pp, &postgres_writer_body(name)).await.unwrap();
+    }
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    eventually("every object reconciled", Duration::from_secs(60), || async {
+        for name in names {
+            config_maps.get_opt(&format!("{name}-config")).await.ok()??;
+            deployments.get_opt(name).await.ok()??;
+            let status = writers.get(name).await.ok()?.status?;
+            status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "Ready" && c.status == "True")?;
+        }
+        Some(())
+    })
+    .await;
+    // A deletion, so that the rows-deleted counter moves too.
+    writers
+        .delete("metrics-beta", &DeleteParams::default())
+        .await
+        .unwrap();
+
+    let response = eventually(
+        "every controller's and the database's counters",
+        Duration::from_secs(60),
+        || async {
+            let response = scrape(metrics).await?;
+            let samples = samples(&response.body);
+            for controller in CONTROLLERS {
+                let success = value_of(
+                    &samples,
+                    "controller_runtime_reconcile_total",
+                    &[("controller", controller), ("result", "success")],
+                )?;
+                (success > 0.0).then_some(())?;
+            }
+            (value_of(&samples, "postgres_writer_rows_written_total", &[])? >= 2.0).then_some(())?;
+            (value_of(&samples, "postgres_writer_rows_deleted_total", &[])? >= 1.0).then_some(())?;
+            Some(response)
+        },
+    )
+    .await;
+
+    // The exposition format.
+    let content_type = response.header("content-type").unwrap_or_default();
+    assert!(
+        content_type.starts_with("application/openmetrics-text") || content_type.starts_with("text/plain"),
+        "{content_type}"
+    );
+    assert!(
+        response.body.ends_with("# EOF\n"),
+        "an OpenMetrics exposition ends with # EOF"
+    );
+    let body = &response.body;
+    let samples = samples(body);
+    let types: BTreeMap<&str, &str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    for sample in &samples {
+        let family = ["_total", "_bucket", "_sum", "_count", "_created"]
+            .iter()
+            .find_map(|suffix| sample.name.strip_suffix(suffix).filter(|f| types.contains_key(f)))
+            .unwrap_or(&sample.name);
+        assert!(types.contains_key(family), "{} has no # TYPE line", sample.name);
+    }
+
+    // controller-runtime's names, per controller.
+    assert_eq!(types.get("controller_runtime_reconcile"), Some(&"counter"));
+    assert_eq!(
+        types.get("controller_runtime_reconcile_time_seconds"),
+        Some(&"histogram")
+    );
+    assert_eq!(types.get("workqueue_depth"), Some(&"gauge"));
+    assert_eq!(types.get("controller_runtime_active_workers"), Some(&"gauge"));
+    for controller in CONTROLLERS {
+        let of = [("controller", controller)];
+        let count = value_of(&samples, "controller_runtime_reconcile_time_seconds_count", &of);
+        assert!(
+            count.is_some_and(|c| c > 0.0),
+            "{controller}: reconcile time observed"
+        );
+        assert!(
+            value_of(
+                &samples,
+                "controller_runtime_reconcile_time_seconds_bucket",
+                &[("controller", controller), ("le", "+Inf")]
+            )
+            .is_some(),
+            "{controller}: histogram buckets"
+        );
+        let depth = value_of(&samples, "workqueue_depth", &[("name", controller)]);
+        assert!(depth.is_some_and(|d| d >= 0.0), "{controller}: workqueue_depth");
+        let workers = value_of(&samples, "controller_runtime_active_workers", &of);
+        assert!(
+            workers.is_some_and(|w| (0.0..=4.0).contains(&w)),
+            "{controller}: active workers"
+        );
+        assert_eq!(
+            value_of(&samples, "controller_runtime_max_concurrent_reconciles", &of),
+            Some(4.0),
+            "{controller}: the default concurrency"
+        );
+    }
+
+    // The database's.
+    assert_eq!(
+        types.get("postgres_writer_query_duration_seconds"),
+        Some(&"histogram")
+    );
+    let statements = samples
+        .iter()
+        .filter(|s| s.name == "postgres_writer_query_duration_seconds_count")
+        .map(|s| s.value)
+        .sum::<f64>();
+    assert!(statements > 0.0, "statement latency observed");
+    assert!(
+        value_of(
+            &samples,
+            "postgres_writer_pool_connections",
+            &[("state", "in_use")]
+        )
+        .is_some(),
+        "connections in use"
+    );
+    assert!(value_of(&samples, "postgres_writer_pool_max_connections", &[]).is_some_and(|m| m > 0.0));
+
+    // Bounded cardinality: no label value names an object, alone or as namespace/name.
+    let label_values: BTreeSet<&str> = samples
+        .iter()
+        .flat_map(|s| s.labels.values().map(String::as_str))
+        .collect();
+    for value in &label_values {
+        assert!(
+            !names.iter().any(|name| value.contains(name)),
+            "label value {value:?} names an object"
+        );
+    }
+
+    operator.signal("TERM");
+    let status = operator.exit_within(PROMPT_EXIT).await;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}\n{}",
+        operator.log_so_far()
+    );
+}
+
+/// Polls `/readyz` until `done` holds, checking on every round that `/healthz` answers 200.
+async fn readyz_until(
+    operator: &mut OperatorProcess,
+    probes: std::net::SocketAddr,
+    what: &str,
+    limit: Duration,
+    done: impl Fn(&support::HttpResponse) -> bool,
+) -> support::HttpResponse {
+    let deadline = Instant::now() + limit;
+    loop {
+        let healthz = http_get(probes, "/healthz").await.expect("/healthz answers");
+        assert_eq!(healthz.status, 200, "/healthz: {}", healthz.body);
+        let readyz = http_get(probes, "/readyz").await.expect("/readyz answers");
+        if done(&readyz) {
+            return readyz;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not {what} within {limit:?}: /readyz {} {:?}\n{}",
+            readyz.status,
+            readyz.body,
+            operator.log_so_far()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readyz_follows_the_database_while_healthz_stays_up() {
+    let (server, _client) = support::cluster().await;
+    let pg = ThrowawayPostgres::start()
+        .await
+        .expect("throwaway PostgreSQL starts");
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let url = pg.url();
+    let mut operator = operator_run(&kubeconfig, "postgres-writer", &[("DATABASE_URL", &url)]);
+    let probes = operator.bound_address("serving /healthz and /readyz").await;
+
+    let started = Instant::now();
+    let ready = readyz_until(&mut operator, probes, "ready", Duration::from_secs(60), |r| {
+        r.status == 200
+    })
+    .await;
+    assert_eq!(ready.body, "ok");
+    eprintln!("ready {:?} after start", started.elapsed());
+
+    pg.stop().await.expect("PostgreSQL stops");
+    let stopped = Instant::now();
+    let not_ready = readyz_until(&mut operator, probes, "not ready", Duration::from_secs(20), |r| {
+        r.status != 200
+    })
+    .await;
+    eprintln!("not ready {:?} after PostgreSQL stopped", stopped.elapsed());
+    assert_eq!(not_ready.status, 500);
+    assert!(not_ready.body.contains("database"), "{}", not_ready.body);
+
+    pg.restart().await.expect("PostgreSQL starts again");
+    let restarted = Instant::now();
+    readyz_until(
+        &mut operator,
+        probes,
+        "ready again",
+        Duration::from_secs(30),
+        |r| r.status == 200,
+    )
+    .await;
+    eprintln!("ready {:?} after PostgreSQL restarted", restarted.elapsed());
+
+    operator.signal("TERM");
+    let status = operator.exit_within(PROMPT_EXIT).await;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}\n{}",
+        operator.log_so_far()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_exits_zero_promptly_and_the_reconciles_in_flight_finish() {
+    let (server, client) = support::cluster().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let mut operator = operator_run(&kubeconfig, "vote-config,web-app", &[]);
+    operator
+        .wait_for_log("controllers started", Duration::from_secs(60))
+        .await;
+
+    // More objects than workers, so that reconciles are running and waiting when the signal comes.
+    let vote_configs: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let names: Vec<String> = (0..24).map(|i| format!("term-{i:02}")).collect();
+    for name in &names {
+        vote_configs
+            .create(&PostParams::default(), &vote_config_body(name))
+            .await
+            .unwrap();
+    }
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    eventually("the first ConfigMap", Duration::from_secs(30), || async {
+        let list = config_maps.list(&Default::default()).await.ok()?;
+        list.items
+            .iter()
+            .any(|c| c.metadata.name.as_deref().is_some_and(|n| n.starts_with("term-")))
+            .then_some(())
+    })
+    .await;
+
+    operator.signal("TERM");
+    let signalled = Instant::now();
+    let status = operator.exit_within(PROMPT_EXIT).await;
+    eprintln!("exited {:?} after SIGTERM: {status:?}", signalled.elapsed());
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}\n{}",
+        operator.log_so_far()
+    );
+
+    // A reconcile that ran finished: whoever got a ConfigMap also got the status that reports it.
+    for name in &names {
+        let has_config_map = config_maps
+            .get_opt(&format!("{name}-config"))
+            .await
+            .unwrap()
+            .is_some();
+        let reported = vote_configs
+            .get(name)
+            .await
+            .unwrap()
+            .status
+            .and_then(|s| s.config_map_name)
+            .is_some();
+        assert_eq!(has_config_map, reported, "{name}: a reconcile stopped half-way");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shutdown_before_the_first_list_completes_stops_the_controller_at_once() {
+    // No CRDs: the VoteConfig list fails and retries, so the cache never fills, as in the moments after a
+    // new leader starts its controllers.
+    let server = apiserver::ApiServer::start(apiserver::Config::default())
+        .await
+        .expect("API server starts");
+    let client = server.client();
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let readiness = ctx.readiness.clone();
+    let controller = tokio::spawn(vote_config::run(ctx));
+    eventually(
+        "the controller waits for its cache",
+        Duration::from_secs(10),
+        || async {
+            let failing = readiness.failing().await;
+            failing
+                .iter()
+                .any(|f| f.contains("cache not synced"))
+                .then_some(())
+        },
+    )
+    .await;
+
+    let _ = shutdown.send(true);
+    let stopped = tokio::time::timeout(PROMPT_EXIT, controller).await;
+    assert!(
+        matches!(stopped, Ok(Ok(Ok(())))),
+        "the controller ends cleanly at once: {stopped:?}"
+    );
+}
+
+#[derive(Default)]
+struct Progress {
+    started: AtomicUsize,
+    finished: AtomicUsize,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish() {
+    let (_server, client) = support::cluster().await;
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let runtime = ReconcileRuntime::new("slow", ctx.metrics.clone(), Backoff::default());
+    let slow = ctx.configure(
+        "slow",
+        ctx.controller(Api::<ConfigMap>::namespaced(client.clone(), "default"), &runtime),
+    );
+    let progress = Arc::new(Progress::default());
+    let reconcile = |_: Arc<ConfigMap>, progress: Arc<Progress>| async move {
+        progress.started.fetch_add(1, Ordering::SeqCst);
+        // Work that outlasts the shutdown request.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        progress.finished.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, operator::Error>(Action::await_change())
+    };
+    let stream = slow.run(reconcile, |_, _, _| Action::await_change(), progress.clone());
+    let controller = tokio::spawn(controllers::drain(stream));
+
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let body: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "slow"}})).unwrap();
+    config_maps.create(&PostParams::default(), &body).await.unwrap();
+    eventually("the reconcile starts", Duration::from_secs(10), || async {
+        (progress.started.load(Ordering::SeqCst) > 0).then_some(())
+    })
+    .await;
+
+    let _ = shutdown.send(true);
+    assert!(
+        tokio::time::timeout(PROMPT_EXIT, controller).await.is_ok(),
+        "the controller ends once its reconcile has"
+    );
+    assert_eq!(
+        progress.finished.load(Ordering::SeqCst),
+        progress.started.load(Ordering::SeqCst),
+        "every reconcile that started finished"
+    );
+}

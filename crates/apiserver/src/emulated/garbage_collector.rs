@@ -1,69 +1,83 @@
-//! The garbage collector (L5): owners and dependents by `metadata.ownerReferences[].uid`.
+//! The garbage collector (L5): owners and dependents by `metadata.ownerReferences[].uid`. Dependents
+//! are found through the store's owner index; an owner is found from the reference itself (apiVersion,
+//! kind, name, and the dependent's namespace unless the owner is cluster-scoped), as the real
+//! collector does, and is the owner only if its uid matches.
 
-use std::{collections::HashSet, sync::Arc};
+use std::sync::Arc;
 
 use apimachinery::resource::ResourceType;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::store::{DeletePropagation, State, Store, meta};
+use crate::store::{DeletePropagation, State, Store, meta, storage_key};
+
+/// The finalizer that keeps an owner in foreground deletion until its blocking dependents are gone.
+const FOREGROUND_DELETION: &str = "foregroundDeletion";
+
+type Located = (Arc<ResourceType>, String, String, Value);
 
 /// Every object naming `owner_uid` among its owners: (type, namespace, name, object).
-fn dependents_of(state: &State, owner_uid: &str) -> Vec<(Arc<ResourceType>, String, String, Value)> {
+fn dependents_of(state: &State, owner_uid: &str) -> Vec<Located> {
     if owner_uid.is_empty() {
         return Vec::new();
     }
-    objects_where(state, |object| {
-        meta::owner_uids(object).iter().any(|uid| uid == owner_uid)
-    })
-}
-
-/// Every stored object that `wanted` accepts, with its type: (type, namespace, name, object).
-fn objects_where(
-    state: &State,
-    wanted: impl Fn(&Value) -> bool,
-) -> Vec<(Arc<ResourceType>, String, String, Value)> {
-    let mut found = Vec::new();
-    for (key, objects) in &state.objects {
-        let mut resource_type = None;
-        for ((namespace, name), object) in objects {
-            if !wanted(object) {
-                continue;
-            }
-            if resource_type.is_none() {
-                let Some((group, plural)) = key.split_once('/') else {
-                    break;
-                };
-                resource_type = state.registry.versions_of(group, plural).into_iter().next();
-            }
-            if let Some(rt) = &resource_type {
-                found.push((rt.clone(), namespace.clone(), name.clone(), object.clone()));
-            }
-        }
-    }
-    found
-}
-
-fn live_uids(state: &State) -> HashSet<String> {
     state
-        .objects
-        .values()
-        .flat_map(|objects| objects.values().map(|o| meta::uid(o).to_owned()))
+        .owners
+        .dependents(owner_uid)
+        .into_iter()
+        .filter_map(|(key, namespace, name)| {
+            let object = state
+                .objects
+                .get(&key)?
+                .get(&(namespace.clone(), name.clone()))?
+                .clone();
+            let (group, plural) = key.split_once('/')?;
+            let rt = state.registry.versions_of(group, plural).into_iter().next()?;
+            Some((rt, namespace, name, object))
+        })
         .collect()
+}
+
+/// The live object an owner reference of a dependent in `namespace` points at, if its uid matches.
+fn owner_of(state: &State, reference: &Value, namespace: &str) -> Option<Located> {
+    let api_version = reference.get("apiVersion")?.as_str()?;
+    let kind = reference.get("kind")?.as_str()?;
+    let name = reference.get("name")?.as_str()?;
+    let uid = reference.get("uid")?.as_str()?;
+    let rt = state.registry.by_kind(api_version, kind).or_else(|| {
+        // Another version of the same group shares the storage.
+        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+        state
+            .registry
+            .all()
+            .into_iter()
+            .find(|rt| rt.group == group && rt.kind == kind)
+            .map(Arc::new)
+    })?;
+    let namespace = if rt.namespaced { namespace } else { "" };
+    let object = state
+        .objects
+        .get(&storage_key(&rt))?
+        .get(&(namespace.to_owned(), name.to_owned()))?;
+    (meta::uid(object) == uid).then(|| (rt.clone(), namespace.to_owned(), name.to_owned(), object.clone()))
+}
+
+fn owner_references(object: &Value) -> Vec<Value> {
+    object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Background propagation: after `owner` is gone, delete dependents with no live owner left, and drop
 /// the dead reference from those that still have one.
 pub(super) fn collect(store: &Store, state: &mut State, owner: &Value) {
     let owner_uid = meta::uid(owner).to_owned();
-    let dependents = dependents_of(state, &owner_uid);
-    if dependents.is_empty() {
-        return;
-    }
-    let live = live_uids(state);
-    for (rt, namespace, name, object) in dependents {
-        let has_live_owner = meta::owner_uids(&object)
-            .iter()
-            .any(|uid| *uid != owner_uid && live.contains(uid));
+    for (rt, namespace, name, object) in dependents_of(state, &owner_uid) {
+        let has_live_owner = owner_references(&object).iter().any(|reference| {
+            reference.get("uid").and_then(Value::as_str) != Some(owner_uid.as_str())
+                && owner_of(state, reference, &namespace).is_some()
+        });
         if has_live_owner {
             strip_owner(store, state, &rt, &namespace, &name, object, &owner_uid);
         } else {
@@ -79,9 +93,6 @@ pub(super) fn orphan_dependents(store: &Store, state: &mut State, owner: &Value)
         strip_owner(store, state, &rt, &namespace, &name, object, &owner_uid);
     }
 }
-
-/// The finalizer that keeps an owner in foreground deletion until its blocking dependents are gone.
-const FOREGROUND_DELETION: &str = "foregroundDeletion";
 
 /// Foreground propagation: dependents go first (and theirs, recursively). Returns the owner marked
 /// deleting with the `foregroundDeletion` finalizer while a dependent with `blockOwnerDeletion` is
@@ -108,60 +119,46 @@ pub(super) fn delete_dependents(
     meta::set_finalizers(&mut waiting, &finalizers);
     if !meta::is_deleting(owner) {
         let metadata = meta::metadata_mut(&mut waiting);
-        metadata.insert("deletionTimestamp".into(), serde_json::json!(meta::now_rfc3339()));
-        metadata.insert("deletionGracePeriodSeconds".into(), serde_json::json!(0));
-        metadata.insert(
-            "generation".into(),
-            serde_json::json!(meta::generation(owner) + 1),
-        );
+        metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
+        metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
+        metadata.insert("generation".into(), json!(meta::generation(owner) + 1));
     }
-    Some(store.put(
-        state,
-        rt,
-        namespace,
-        meta::name(owner),
-        waiting,
-        Some(owner.clone()),
-    ))
+    let name = meta::name(owner).to_owned();
+    Some(store.put(state, rt, namespace, &name, waiting, Some(owner.clone())))
 }
 
 fn has_blocking_dependents(state: &State, owner_uid: &str) -> bool {
-    !objects_where(state, |object| {
-        object
-            .pointer("/metadata/ownerReferences")
-            .and_then(Value::as_array)
-            .is_some_and(|refs| {
-                refs.iter().any(|r| {
-                    r.get("uid").and_then(Value::as_str) == Some(owner_uid)
-                        && r.get("blockOwnerDeletion") == Some(&Value::Bool(true))
-                })
+    dependents_of(state, owner_uid)
+        .iter()
+        .any(|(_, _, _, dependent)| {
+            owner_references(dependent).iter().any(|reference| {
+                reference.get("uid").and_then(Value::as_str) == Some(owner_uid)
+                    && reference.get("blockOwnerDeletion") == Some(&Value::Bool(true))
             })
-    })
-    .is_empty()
+        })
 }
 
 /// After `removed` is gone: each owner waiting in foreground deletion for its last blocking dependent
 /// loses the `foregroundDeletion` finalizer, and goes if that was its last.
 pub(super) fn release_waiting_owners(store: &Store, state: &mut State, removed: &Value) {
-    for owner_uid in meta::owner_uids(removed) {
-        let waiting = objects_where(state, |object| {
-            meta::uid(object) == owner_uid
-                && meta::is_deleting(object)
-                && meta::finalizers(object).iter().any(|f| f == FOREGROUND_DELETION)
-        });
-        for (rt, namespace, name, owner) in waiting {
-            if has_blocking_dependents(state, &owner_uid) {
-                continue;
-            }
-            let mut finalizers = meta::finalizers(&owner);
-            finalizers.retain(|f| f != FOREGROUND_DELETION);
-            if finalizers.is_empty() {
-                store.remove(state, &rt, &namespace, &name, owner);
-            } else {
-                let mut next = owner.clone();
-                meta::set_finalizers(&mut next, &finalizers);
-                store.put(state, &rt, &namespace, &name, next, Some(owner));
-            }
+    let namespace = meta::namespace(removed).to_owned();
+    for reference in owner_references(removed) {
+        let Some((rt, namespace, name, owner)) = owner_of(state, &reference, &namespace) else {
+            continue;
+        };
+        let waiting =
+            meta::is_deleting(&owner) && meta::finalizers(&owner).iter().any(|f| f == FOREGROUND_DELETION);
+        if !waiting || has_blocking_dependents(state, meta::uid(&owner)) {
+            continue;
+        }
+        let mut finalizers = meta::finalizers(&owner);
+        finalizers.retain(|f| f != FOREGROUND_DELETION);
+        if finalizers.is_empty() {
+            store.remove(state, &rt, &namespace, &name, owner);
+        } else {
+            let mut next = owner.clone();
+            meta::set_finalizers(&mut next, &finalizers);
+            store.put(state, &rt, &namespace, &name, next, Some(owner));
         }
     }
 }

@@ -38,6 +38,10 @@ impl Filter {
     fn selects(&self, object: &Value) -> bool {
         self.labels.matches(object) && self.fields.matches(object)
     }
+
+    fn selects_everything(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
 }
 
 pub fn serve(
@@ -181,9 +185,7 @@ struct Stream {
 
 impl Stream {
     async fn send_raw(&mut self, event_type: &str, object: Value) -> bool {
-        let mut line = serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
-        line.push(b'\n');
-        self.sender.send(Bytes::from(line)).await.is_ok()
+        self.sender.send(encode_line(event_type, object)).await.is_ok()
     }
 
     async fn bookmark(&mut self, resource_version: u64, annotations: Option<Value>) -> bool {
@@ -207,37 +209,67 @@ impl Stream {
         {
             return true;
         }
-        let object = lifecycle::present(&self.rt, &event.object);
-        let now = filter.selects(&object);
-        let before = event
-            .previous
-            .as_ref()
-            .map(|p| filter.selects(&lifecycle::present(&self.rt, p)));
+        let (now, before) = if filter.selects_everything() {
+            (true, event.previous.as_ref().map(|_| true))
+        } else {
+            let now = filter.selects(&lifecycle::present(&self.rt, &event.object));
+            let before = event
+                .previous
+                .as_ref()
+                .map(|p| filter.selects(&lifecycle::present(&self.rt, p)));
+            (now, before)
+        };
         let event_type = match (event.event_type, now, before) {
             (EventType::Modified, true, Some(false)) => EventType::Added,
             (EventType::Modified, false, Some(true)) => EventType::Deleted,
             (_, false, _) => return true,
             (kind, true, _) => kind,
         };
-        let object = if self.table {
-            let rv = object
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let table = render_table(
-                &self.rt.printer_columns,
-                &[&object],
-                !self.headers_sent,
-                &rv,
-                None,
-                jiff::Timestamp::now(),
-            );
-            self.headers_sent = true;
-            table
-        } else {
-            object
-        };
-        self.send_raw(event_type.as_str(), object).await
+        if !self.table {
+            let line = self.shared_line(event, event_type);
+            return self.sender.send(line).await.is_ok();
+        }
+        let object = lifecycle::present(&self.rt, &event.object);
+        let rv = object
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let table = render_table(
+            &self.rt.printer_columns,
+            &[&object],
+            !self.headers_sent,
+            &rv,
+            None,
+            jiff::Timestamp::now(),
+        );
+        self.headers_sent = true;
+        self.send_raw(event_type.as_str(), table).await
     }
+
+    /// The JSON line of `event` as `event_type`. Every watcher presenting the event with the same
+    /// apiVersion and type sends the same bytes, so the first one encodes and the others reuse them.
+    fn shared_line(&self, event: &StoredEvent, event_type: EventType) -> Bytes {
+        let api_version = self.rt.api_version();
+        let cacheable = event_type == event.event_type;
+        if cacheable {
+            if let Some((presented_as, line)) = event.encoded.get() {
+                if *presented_as == api_version {
+                    return line.clone();
+                }
+            }
+        }
+        let line = encode_line(event_type.as_str(), lifecycle::present(&self.rt, &event.object));
+        if cacheable {
+            // Another watcher may have won the race; either line is the same.
+            let _ = event.encoded.set((api_version, line.clone()));
+        }
+        line
+    }
+}
+
+fn encode_line(event_type: &str, object: Value) -> Bytes {
+    let mut line = serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
 }

@@ -10,6 +10,11 @@ pub fn name(object: &Value) -> &str {
     str_at(object, "/metadata/name").unwrap_or("")
 }
 
+/// "" for cluster-scoped objects.
+pub fn namespace(object: &Value) -> &str {
+    str_at(object, "/metadata/namespace").unwrap_or("")
+}
+
 pub fn uid(object: &Value) -> &str {
     str_at(object, "/metadata/uid").unwrap_or("")
 }

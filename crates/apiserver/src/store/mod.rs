@@ -9,6 +9,7 @@
 
 pub mod lifecycle;
 pub mod meta;
+mod owners;
 mod persist;
 mod registry;
 mod write;
@@ -16,10 +17,11 @@ mod write;
 use std::{
     collections::{BTreeMap, HashMap, VecDeque},
     path::Path,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{Arc, Mutex, MutexGuard, OnceLock},
 };
 
 use apimachinery::resource::ResourceType;
+use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -56,6 +58,9 @@ pub struct StoredEvent {
     /// The object before the change (MODIFIED only), for selector enter/leave (W11).
     pub previous: Option<Value>,
     pub resource_version: u64,
+    /// The watch line for this event as first encoded (keyed by the apiVersion it was presented as),
+    /// so N watchers of one type serialize a write once, not N times.
+    pub encoded: OnceLock<(String, Bytes)>,
 }
 
 pub(crate) struct State {
@@ -66,6 +71,8 @@ pub(crate) struct State {
     pub registry: Registry,
     /// Next free offset in the Service cluster IP range.
     pub next_cluster_ip: u32,
+    /// Dependents by owner uid, for the garbage collector.
+    pub owners: owners::OwnerIndex,
 }
 
 pub struct Store {
@@ -140,6 +147,7 @@ impl Store {
         let (events, _) = broadcast::channel(4096);
         let mut registry = Registry::default();
         register_stored_crds(&mut registry, &loaded.objects);
+        let owners = owners::OwnerIndex::build(&loaded.objects);
         Arc::new(Store {
             state: Mutex::new(State {
                 resource_version: loaded.resource_version,
@@ -147,6 +155,7 @@ impl Store {
                 history: VecDeque::new(),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
+                owners,
             }),
             events,
             history_capacity: history_capacity.max(1),
@@ -247,6 +256,7 @@ impl Store {
                                     object: object.clone(),
                                     previous: None,
                                     resource_version: state.resource_version,
+                                    encoded: OnceLock::new(),
                                 })
                             })
                             .collect()

@@ -3,7 +3,7 @@
 //! lock, so each request is one atomic step with its own resourceVersion(s). Each public method ends
 //! in [`Store::settle`], which with a data dir answers only once the step is on disk.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use apimachinery::{
     patch::{self, ApplyRequest, PatchType},
@@ -611,11 +611,14 @@ impl Store {
         let rv = state.resource_version;
         meta::metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
         let key = storage_key(rt);
-        state
+        let replaced = state
             .objects
             .entry(key.clone())
             .or_default()
             .insert((namespace.to_owned(), name.to_owned()), object.clone());
+        state
+            .owners
+            .record(&key, namespace, name, replaced.as_ref(), Some(&object));
         let event_type = if previous.is_some() {
             EventType::Modified
         } else {
@@ -630,6 +633,7 @@ impl Store {
                 object: object.clone(),
                 previous,
                 resource_version: rv,
+                encoded: OnceLock::new(),
             },
         );
         object
@@ -646,9 +650,11 @@ impl Store {
         mut object: Value,
     ) -> Value {
         let key = storage_key(rt);
-        if let Some(objects) = state.objects.get_mut(&key) {
-            objects.remove(&(namespace.to_owned(), name.to_owned()));
-        }
+        let removed = state
+            .objects
+            .get_mut(&key)
+            .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())));
+        state.owners.record(&key, namespace, name, removed.as_ref(), None);
         state.resource_version += 1;
         let rv = state.resource_version;
         meta::metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
@@ -661,6 +667,7 @@ impl Store {
                 object: object.clone(),
                 previous: None,
                 resource_version: rv,
+                encoded: OnceLock::new(),
             },
         );
         emulated::after_remove(self, state, rt, namespace, &object);

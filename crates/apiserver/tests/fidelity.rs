@@ -502,3 +502,120 @@ async fn p4_a_field_changed_by_an_update_is_owned_by_its_writer_and_an_apply_con
         .unwrap();
     assert_eq!(forced.data["spec"]["table"], "students");
 }
+
+#[tokio::test]
+async fn b5_services_and_deployments_get_the_defaults_controllers_diff_against() {
+    use k8s_openapi::api::{apps::v1::Deployment, core::v1::Service};
+    let (_server, client) = start().await;
+    let services: Api<Service> = Api::default_namespaced(client.clone());
+    let service: Service = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}))
+    .unwrap();
+    let created = services.create(&PostParams::default(), &service).await.unwrap();
+    let spec = created.spec.unwrap();
+    let ip = spec.cluster_ip.clone().unwrap();
+    assert!(ip.starts_with("10.96."), "allocated from the service range: {ip}");
+    assert_eq!(spec.cluster_ips, Some(vec![ip.clone()]));
+    assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+    assert_eq!(spec.session_affinity.as_deref(), Some("None"));
+    let port = &spec.ports.unwrap()[0];
+    assert_eq!(port.protocol.as_deref(), Some("TCP"));
+    assert_eq!(
+        port.target_port,
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(80))
+    );
+    // clusterIP is immutable once allocated.
+    let moved = services
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"clusterIP": "10.96.99.99"}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(api_error(moved).code, 422);
+
+    let deployments: Api<Deployment> = Api::default_namespaced(client);
+    let deployment: Deployment = serde_json::from_value(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"}, "spec": {"selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}))
+    .unwrap();
+    let spec = deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap()
+        .spec
+        .unwrap();
+    assert_eq!(spec.replicas, Some(1));
+    assert_eq!(spec.revision_history_limit, Some(10));
+    assert_eq!(spec.progress_deadline_seconds, Some(600));
+    let strategy = spec.strategy.unwrap();
+    assert_eq!(strategy.type_.as_deref(), Some("RollingUpdate"));
+    let rolling = strategy.rolling_update.unwrap();
+    let quarter = Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(
+        "25%".into(),
+    ));
+    assert_eq!(
+        (rolling.max_surge, rolling.max_unavailable),
+        (quarter.clone(), quarter)
+    );
+}
+
+#[tokio::test]
+async fn b3_lease_micro_times_round_trip_verbatim_and_a_stale_update_conflicts() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let (server, client) = start().await;
+    let leases: Api<Lease> = Api::default_namespaced(client.clone());
+    let body: Lease = serde_json::from_value(json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "leader"}, "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15,
+        "acquireTime": "2026-11-23T01:02:03.456789Z", "renewTime": "2026-11-23T01:02:03.456789Z"}}))
+    .unwrap();
+    let created = leases.create(&PostParams::default(), &body).await.unwrap();
+    // Read raw, not through k8s-openapi, which would re-format the time itself.
+    let request = axum::http::Request::get(format!(
+        "{}/apis/coordination.k8s.io/v1/namespaces/default/leases/leader",
+        server.url()
+    ))
+    .body(Vec::new())
+    .unwrap();
+    let raw: Value = serde_json::from_str(&client.request_text(request).await.unwrap()).unwrap();
+    assert_eq!(raw["spec"]["renewTime"], "2026-11-23T01:02:03.456789Z");
+    assert_eq!(raw["spec"]["acquireTime"], "2026-11-23T01:02:03.456789Z");
+    assert_eq!(
+        api_error(leases.create(&PostParams::default(), &body).await.unwrap_err()).code,
+        409,
+        "a second candidate creating the Lease loses the race"
+    );
+
+    let mut renewed = created.clone();
+    renewed.spec.as_mut().unwrap().holder_identity = Some("b".into());
+    leases
+        .replace("leader", &PostParams::default(), &renewed)
+        .await
+        .unwrap();
+    // The same stale copy again: its resourceVersion is now old.
+    let stale = leases
+        .replace("leader", &PostParams::default(), &renewed)
+        .await
+        .unwrap_err();
+    assert_eq!(api_error(stale).code, 409);
+}
+
+#[tokio::test]
+async fn b4_immutable_config_maps_refuse_changes_to_their_data() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let mut frozen = config_map("frozen", json!({}));
+    frozen.immutable = Some(true);
+    api.create(&PostParams::default(), &frozen).await.unwrap();
+    let changed = api
+        .patch(
+            "frozen",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"k": "changed"}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(api_error(changed).code, 422);
+    assert_eq!(api.get("frozen").await.unwrap().data.unwrap()["k"], "v");
+}

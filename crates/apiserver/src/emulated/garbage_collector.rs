@@ -29,7 +29,7 @@ fn dependents_of(state: &State, owner_uid: &str) -> Vec<Located> {
                 .objects
                 .get(&key)?
                 .get(&(namespace.clone(), name.clone()))?
-                .clone();
+                .decode();
             let (group, plural) = key.split_once('/')?;
             let rt = state.registry.versions_of(group, plural).into_iter().next()?;
             Some((rt, namespace, name, object))
@@ -57,8 +57,9 @@ fn owner_of(state: &State, reference: &Value, namespace: &str) -> Option<Located
     let object = state
         .objects
         .get(&storage_key(&rt))?
-        .get(&(namespace.to_owned(), name.to_owned()))?;
-    (meta::uid(object) == uid).then(|| (rt.clone(), namespace.to_owned(), name.to_owned(), object.clone()))
+        .get(&(namespace.to_owned(), name.to_owned()))?
+        .decode();
+    (meta::uid(&object) == uid).then(|| (rt.clone(), namespace.to_owned(), name.to_owned(), object))
 }
 
 fn owner_references(object: &Value) -> Vec<Value> {

@@ -35,8 +35,7 @@ pub(crate) fn on_admit(
         namespaces::admit(object);
         Ok(())
     } else if is(rt, "", "services") {
-        services::admit(state, old, object);
-        Ok(())
+        services::admit(state, old, object)
     } else {
         Ok(())
     }

@@ -1,21 +1,39 @@
 //! Services get an immutable cluster IP from 10.96.0.0/12, as the real allocator hands out (B5).
 
+use apimachinery::FieldCause;
 use serde_json::{Value, json};
 
 use crate::store::State;
 
-pub(super) fn admit(state: &mut State, old: Option<&Value>, object: &mut Value) {
+/// Allocates a new Service's IP; on update, an omitted IP keeps the allocated one (so a re-applied
+/// manifest without it converges) and a different one is 422, as kube-apiserver answers.
+pub(super) fn admit(
+    state: &mut State,
+    old: Option<&Value>,
+    object: &mut Value,
+) -> Result<(), Vec<FieldCause>> {
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
-        return;
+        return Ok(());
     };
+    let requested = spec
+        .get("clusterIP")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     if let Some(old_ip) = old.and_then(|o| o.pointer("/spec/clusterIP")).cloned() {
+        if !requested.is_empty() && Some(requested.as_str()) != old_ip.as_str() {
+            return Err(vec![FieldCause::new(
+                "FieldValueInvalid",
+                "spec.clusterIP",
+                format!("Invalid value: {requested:?}: field is immutable"),
+            )]);
+        }
         spec.insert("clusterIP".into(), old_ip.clone());
         spec.insert("clusterIPs".into(), json!([old_ip]));
-        return;
+        return Ok(());
     }
-    let requested = spec.get("clusterIP").and_then(Value::as_str).unwrap_or("");
     if requested == "None" || spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
-        return;
+        return Ok(());
     }
     let ip = if requested.is_empty() {
         let offset = state.next_cluster_ip;
@@ -32,4 +50,5 @@ pub(super) fn admit(state: &mut State, old: Option<&Value>, object: &mut Value) 
     };
     spec.insert("clusterIP".into(), json!(ip));
     spec.insert("clusterIPs".into(), json!([ip]));
+    Ok(())
 }

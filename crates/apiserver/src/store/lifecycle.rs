@@ -12,7 +12,11 @@ use super::meta;
 
 /// The stored object as a client of `rt` sees it.
 pub fn present(rt: &ResourceType, stored: &Value) -> Value {
-    let mut object = stored.clone();
+    present_owned(rt, stored.clone())
+}
+
+/// [`present`] for an object the caller no longer needs: no copy.
+pub fn present_owned(rt: &ResourceType, mut object: Value) -> Value {
     if rt.group == "events.k8s.io" && rt.plural == "events" {
         object = core_event_to_events_v1(&object);
     }

@@ -9,6 +9,7 @@
 
 pub mod lifecycle;
 pub mod meta;
+mod object;
 mod owners;
 mod persist;
 mod registry;
@@ -66,7 +67,7 @@ pub struct StoredEvent {
 pub(crate) struct State {
     pub resource_version: u64,
     /// resource -> (namespace, name) -> object.
-    pub objects: HashMap<String, BTreeMap<(String, String), Value>>,
+    pub objects: object::Objects,
     pub history: VecDeque<Arc<StoredEvent>>,
     pub registry: Registry,
     /// Next free offset in the Service cluster IP range.
@@ -151,7 +152,7 @@ impl Store {
         Arc::new(Store {
             state: Mutex::new(State {
                 resource_version: loaded.resource_version,
-                objects: loaded.objects,
+                objects: object::encode_all(loaded.objects),
                 history: VecDeque::new(),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
@@ -207,68 +208,91 @@ impl Store {
     }
 
     pub fn get(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<Value, Error> {
-        let state = self.lock();
-        state
+        let stored = self
+            .lock()
             .objects
             .get(&storage_key(rt))
             .and_then(|objects| objects.get(&(namespace.to_owned(), name.to_owned())))
-            .map(|object| lifecycle::present(rt, object))
+            .cloned();
+        stored
+            .map(|object| lifecycle::present_owned(rt, object.decode()))
             .ok_or_else(|| Error::NotFound(subject(rt, name)))
     }
 
     /// Every object of `rt` (in `namespace`, or all when `None`), sorted by namespace and name, and the
     /// resourceVersion the list is consistent with.
     pub fn list(&self, rt: &ResourceType, namespace: Option<&str>) -> (Vec<Value>, u64) {
-        let state = self.lock();
-        let objects = state
-            .objects
-            .get(&storage_key(rt))
-            .map(|objects| {
-                objects
-                    .iter()
-                    .filter(|((ns, _), _)| namespace.is_none_or(|wanted| wanted == ns))
-                    .map(|(_, object)| lifecycle::present(rt, object))
-                    .collect()
-            })
-            .unwrap_or_default();
-        (objects, state.resource_version)
+        // Pointers are copied under the lock; decoding happens after it is released.
+        let (stored, resource_version) = {
+            let state = self.lock();
+            let stored: Vec<object::StoredObject> = state
+                .objects
+                .get(&storage_key(rt))
+                .map(|objects| {
+                    objects
+                        .iter()
+                        .filter(|((ns, _), _)| namespace.is_none_or(|wanted| wanted == ns))
+                        .map(|(_, object)| object.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (stored, state.resource_version)
+        };
+        let objects = stored
+            .iter()
+            .map(|object| lifecycle::present_owned(rt, object.decode()))
+            .collect();
+        (objects, resource_version)
     }
 
     /// Starts a watch after `since` (`None`: from the current state, replayed as ADDED events).
     /// A `since` older than the history ring is 410 Expired (W6).
     pub fn watch(&self, rt: &ResourceType, since: Option<u64>) -> Result<WatchStart, Error> {
-        let state = self.lock();
-        let live = self.events.subscribe();
-        let replay = match since {
-            None => {
-                let key = storage_key(rt);
-                state
-                    .objects
-                    .get(&key)
-                    .map(|objects| {
-                        objects
-                            .iter()
-                            .map(|((namespace, _), object)| {
-                                Arc::new(StoredEvent {
-                                    event_type: EventType::Added,
-                                    resource: key.clone(),
-                                    namespace: namespace.clone(),
-                                    object: object.clone(),
-                                    previous: None,
-                                    resource_version: state.resource_version,
-                                    encoded: OnceLock::new(),
-                                })
-                            })
-                            .collect()
+        let key = storage_key(rt);
+        // As in `list`: the current objects are snapshotted under the lock and decoded after it.
+        let (snapshot, replay, live, resource_version) = {
+            let state = self.lock();
+            let live = self.events.subscribe();
+            let (snapshot, replay) = match since {
+                None => {
+                    let snapshot: Vec<(String, object::StoredObject)> = state
+                        .objects
+                        .get(&key)
+                        .map(|objects| {
+                            objects
+                                .iter()
+                                .map(|((namespace, _), object)| (namespace.clone(), object.clone()))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    (snapshot, Vec::new())
+                }
+                Some(since) => (Vec::new(), history_after(&state, since)?),
+            };
+            (snapshot, replay, live, state.resource_version)
+        };
+        let replay = if snapshot.is_empty() {
+            replay
+        } else {
+            snapshot
+                .into_iter()
+                .map(|(namespace, object)| {
+                    Arc::new(StoredEvent {
+                        event_type: EventType::Added,
+                        resource: key.clone(),
+                        namespace,
+                        object: object.decode(),
+                        previous: None,
+                        resource_version,
+                        encoded: OnceLock::new(),
                     })
-                    .unwrap_or_default()
-            }
-            Some(since) => history_after(&state, since)?,
+                })
+                .collect()
         };
         Ok(WatchStart {
             replay,
             live,
-            resource_version: state.resource_version,
+            resource_version,
         })
     }
 

@@ -11,7 +11,9 @@ use apimachinery::{
 };
 use serde_json::{Value, json};
 
-use super::{EventType, State, Store, StoredEvent, lifecycle, meta, storage_key, subject};
+use super::{
+    EventType, State, Store, StoredEvent, lifecycle, meta, object::StoredObject, storage_key, subject,
+};
 use crate::{
     emulated,
     error::{Error, Result},
@@ -294,7 +296,7 @@ impl Store {
                     .iter()
                     .filter(|((ns, _), object)| {
                         namespace.is_none_or(|wanted| wanted == ns)
-                            && selects(&lifecycle::present(rt, object))
+                            && selects(&lifecycle::present_owned(rt, object.decode()))
                     })
                     .map(|(key, _)| key.clone())
                     .collect()
@@ -326,7 +328,7 @@ impl Store {
             .objects
             .get(&storage_key(rt))?
             .get(&(namespace.to_owned(), name.to_owned()))
-            .cloned()
+            .map(StoredObject::decode)
     }
 
     pub(crate) fn create_locked(
@@ -611,14 +613,22 @@ impl Store {
         let rv = state.resource_version;
         meta::metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
         let key = storage_key(rt);
-        let replaced = state
-            .objects
-            .entry(key.clone())
-            .or_default()
-            .insert((namespace.to_owned(), name.to_owned()), object.clone());
-        state
-            .owners
-            .record(&key, namespace, name, replaced.as_ref(), Some(&object));
+        let replaced = state.objects.entry(key.clone()).or_default().insert(
+            (namespace.to_owned(), name.to_owned()),
+            StoredObject::encode(&object),
+        );
+        // The owner index needs the old object: the caller's copy, decoded only if it passed none.
+        let replaced = match (&previous, replaced) {
+            (None, Some(replaced)) => Some(replaced.decode()),
+            _ => None,
+        };
+        state.owners.record(
+            &key,
+            namespace,
+            name,
+            previous.as_ref().or(replaced.as_ref()),
+            Some(&object),
+        );
         let event_type = if previous.is_some() {
             EventType::Modified
         } else {
@@ -653,7 +663,8 @@ impl Store {
         let removed = state
             .objects
             .get_mut(&key)
-            .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())));
+            .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())))
+            .map(|removed| removed.decode());
         state.owners.record(&key, namespace, name, removed.as_ref(), None);
         state.resource_version += 1;
         let rv = state.resource_version;
@@ -707,8 +718,9 @@ impl Store {
         let stored = state
             .objects
             .get("/namespaces")
-            .and_then(|all| all.get(&(String::new(), namespace.to_owned())));
-        match stored {
+            .and_then(|all| all.get(&(String::new(), namespace.to_owned())))
+            .map(StoredObject::decode);
+        match stored.as_ref() {
             None => Err(Error::NotFound(crate::error::Subject {
                 qualified_plural: "namespaces".into(),
                 group: String::new(),

@@ -1,0 +1,58 @@
+//! An object as the store keeps it: its compact JSON. A `serde_json::Value` costs about four times the
+//! JSON it holds (a heap node per map and per string), which at 100,000 1 KiB ConfigMaps is ~470 MiB
+//! instead of ~110 MiB (`cargo bench -p apiserver --bench memory`). Reads decode: a get or a list
+//! pays a parse, while the memory of a held object is paid for as long as it lives. The bytes are
+//! shared (`Arc`), so a list copies pointers under the store lock and decodes after releasing it.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+};
+
+use serde_json::Value;
+
+#[derive(Clone)]
+pub(crate) struct StoredObject(Arc<[u8]>);
+
+/// Storage key -> (namespace, name) -> object.
+pub(crate) type Objects = HashMap<String, BTreeMap<(String, String), StoredObject>>;
+
+impl StoredObject {
+    pub fn encode(object: &Value) -> StoredObject {
+        // A Value always serializes: its map keys are strings.
+        StoredObject(serde_json::to_vec(object).unwrap_or_default().into())
+    }
+
+    pub fn decode(&self) -> Value {
+        // Only `encode` makes these bytes, so they always parse; Null would only mean a bug here.
+        serde_json::from_slice(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+/// The store's form of objects loaded as values (from a data dir).
+pub(crate) fn encode_all(objects: HashMap<String, BTreeMap<(String, String), Value>>) -> Objects {
+    objects
+        .into_iter()
+        .map(|(key, objects)| {
+            let objects = objects
+                .into_iter()
+                .map(|(at, object)| (at, StoredObject::encode(&object)))
+                .collect();
+            (key, objects)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_object_decodes_to_what_was_encoded() {
+        let object =
+            json!({"metadata": {"name": "c", "labels": {"a": "ü"}}, "data": {"k": "v\n\"q\""}, "n": 1.5});
+        assert_eq!(StoredObject::encode(&object).decode(), object);
+    }
+}

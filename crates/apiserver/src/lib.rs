@@ -1,7 +1,8 @@
 //! An embedded Kubernetes-compatible API server: one process, in memory (or kept in a data dir, see
 //! [`Config::data_dir`]), faithful enough that kube-rs, kubectl and the Python client work against it
 //! unmodified. The map:
-//! - [`http`]: routing, content negotiation, Status errors, watch streaming.
+//! - [`http`]: routing, content negotiation, Status errors, watch streaming, TLS, the opt-in request
+//!   audit.
 //! - [`store`]: objects, the global resourceVersion, the event history ring, every write's semantics.
 //! - [`emulated`]: what kube-controller-manager would do (garbage collection, namespaces, Deployments).
 //! - The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
@@ -20,7 +21,10 @@ use std::{
 };
 
 pub use error::{Error, Result};
-pub use http::auth::Auth;
+pub use http::{
+    audit::{Audit, AuditRecord},
+    auth::Auth,
+};
 use secrecy::{ExposeSecret, SecretString};
 pub use store::Store;
 use tokio::{sync::oneshot, task::JoinHandle};
@@ -37,8 +41,11 @@ pub struct Config {
     /// Who may send requests: by default only holders of a token generated at start-up.
     pub auth: Auth,
     /// Where objects are kept across restarts; `None` (the default) keeps everything in memory only.
-    /// A generated token is kept there too, so that a kubeconfig's token still works after a restart.
+    /// A generated token and the TLS CA and certificate are kept there too, so that a kubeconfig written
+    /// before a restart still works after it (on the same address).
     pub data_dir: Option<PathBuf>,
+    /// Whether each request's authorization attributes are recorded (see [`http::audit`]); off by default.
+    pub audit: Audit,
 }
 
 impl Default for Config {
@@ -49,6 +56,7 @@ impl Default for Config {
             history_capacity: 10_000,
             auth: Auth::default(),
             data_dir: None,
+            audit: Audit::Off,
         }
     }
 }
@@ -60,6 +68,7 @@ pub struct ApiServer {
     token: Option<SecretString>,
     /// Present exactly when a token is required: clients send credentials over https only.
     tls: Option<http::tls::Identity>,
+    audit: Option<Arc<http::audit::AuditLog>>,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
@@ -73,23 +82,26 @@ impl ApiServer {
             (Auth::GeneratedToken, Some(dir)) => Auth::Token(kept_token(dir)?),
             (auth, _) => auth,
         };
+        let token = auth.into_token();
+        let tls = match (&token, data_dir) {
+            (None, _) => None,
+            (Some(_), Some(dir)) => Some(http::tls::Identity::kept_in(dir)?),
+            (Some(_), None) => Some(http::tls::Identity::generate()?),
+        };
+        let audit = http::audit::AuditLog::open(&config.audit)?.map(Arc::new);
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr)))?;
         let addr = listener.local_addr()?;
-        let token = auth.into_token();
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
             pages: Default::default(),
             token: token.clone(),
+            audit: audit.clone(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);
-        let tls = match token {
-            Some(_) => Some(http::tls::Identity::generate()?),
-            None => None,
-        };
         let task = match &tls {
             Some(identity) => tokio::spawn(serve(identity.listener(listener), app, stopped)),
             None => tokio::spawn(serve(listener, app, stopped)),
@@ -100,6 +112,7 @@ impl ApiServer {
             store,
             token,
             tls,
+            audit,
             shutdown: Some(shutdown),
             task,
         })
@@ -118,6 +131,12 @@ impl ApiServer {
     /// The PEM certificate of the CA that signed the serving certificate, when serving https.
     pub fn ca_pem(&self) -> Option<&str> {
         self.tls.as_ref().map(http::tls::Identity::ca_pem)
+    }
+
+    /// The requests recorded so far, oldest first (see [`http::audit`]); empty when [`Config::audit`]
+    /// is off.
+    pub fn audit(&self) -> Vec<AuditRecord> {
+        self.audit.as_ref().map(|log| log.records()).unwrap_or_default()
     }
 
     pub fn store(&self) -> &Arc<Store> {
@@ -218,6 +237,21 @@ fn kept_token(dir: &Path) -> std::io::Result<String> {
         .and_then(|file| file.sync_all())
         .map_err(unreadable)?;
     Ok(token)
+}
+
+/// Replaces `path` with `contents`, owner-only, atomically: a crash leaves the old file or the new one.
+pub(crate) fn replace_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".new");
+    let aside = PathBuf::from(aside);
+    write_private(&aside, contents)?.sync_all()?;
+    std::fs::rename(&aside, path)?;
+    // The rename itself is only durable once the directory is synced.
+    #[cfg(unix)]
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Writes `contents` to `path`, readable and writable by the owner only.

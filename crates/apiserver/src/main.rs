@@ -32,6 +32,10 @@ struct Args {
     /// only once it is on disk. Without it everything lives in memory and is gone at exit.
     #[arg(long, env = "APISERVER_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Append every request's authorization attributes (verb, group, resource, namespace, name, user
+    /// agent, code) to this file, one JSON object a line: what an RBAC role for a client must allow.
+    #[arg(long, env = "APISERVER_AUDIT_LOG")]
+    audit_log: Option<PathBuf>,
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -60,6 +64,10 @@ async fn main() -> std::process::ExitCode {
         history_capacity: args.history,
         auth,
         data_dir: args.data_dir,
+        audit: match args.audit_log {
+            Some(path) => apiserver::Audit::MemoryAndFile(path),
+            None => apiserver::Audit::Off,
+        },
     };
     let server = match apiserver::ApiServer::start(config).await {
         Ok(server) => server,

@@ -439,3 +439,108 @@ async fn bin_refuses_an_unusable_data_dir_with_one_line() {
         "{stderr}"
     );
 }
+
+// The TLS identity (CA and serving certificate) kept in the data dir next to the token.
+
+/// The same address and data dir every start, as `apiserver --addr A --data-dir D` restarted.
+fn fixed_address_with_data_dir(dir: &Path) -> Config {
+    // A port the OS just handed out and nobody holds: free for both starts, barring a race.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    Config {
+        addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        ..with_data_dir(dir)
+    }
+}
+
+/// Creates and lists a ConfigMap through the kubeconfig at `path`, as a user holding it would.
+async fn use_kubeconfig(path: &Path, name: &str) {
+    let api: Api<ConfigMap> = Api::namespaced(client_from_kubeconfig(path).await, "default");
+    api.create(&PostParams::default(), &config_map(name))
+        .await
+        .unwrap_or_else(|e| panic!("create through {}: {e}", path.display()));
+    let names: Vec<String> = api
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|cm| cm.metadata.name)
+        .collect();
+    assert!(names.iter().any(|n| n == name), "{names:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kubeconfig_written_before_a_restart_still_works_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, kubeconfig) = (dir.path().join("data"), dir.path().join("kubeconfig"));
+    let config = fixed_address_with_data_dir(&data);
+    let first = ApiServer::start(config.clone()).await.unwrap();
+    first.write_kubeconfig(&kubeconfig).unwrap();
+    use_kubeconfig(&kubeconfig, "before").await;
+    first.shutdown().await;
+
+    let second = ApiServer::start(config).await.unwrap();
+    use_kubeconfig(&kubeconfig, "after").await;
+    assert_eq!(
+        std::fs::read_to_string(&kubeconfig).unwrap(),
+        second.kubeconfig_yaml(),
+        "same URL, CA and token"
+    );
+    #[cfg(unix)]
+    for file in ["ca.pem", "tls.pem"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(data.join(file)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{file} holds a private key");
+    }
+    second.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_serving_certificate_is_replaced_under_the_kept_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, kubeconfig) = (dir.path().join("data"), dir.path().join("kubeconfig"));
+    let config = fixed_address_with_data_dir(&data);
+    let first = ApiServer::start(config.clone()).await.unwrap();
+    first.write_kubeconfig(&kubeconfig).unwrap();
+    first.shutdown().await;
+    let ca = std::fs::read(data.join("ca.pem")).unwrap();
+    std::fs::write(data.join("tls.pem"), "not a certificate").unwrap();
+
+    let second = ApiServer::start(config.clone()).await.unwrap();
+    use_kubeconfig(&kubeconfig, "served-by-a-new-certificate").await;
+    second.shutdown().await;
+    assert_eq!(std::fs::read(data.join("ca.pem")).unwrap(), ca, "the CA is kept");
+    let serving = std::fs::read_to_string(data.join("tls.pem")).unwrap();
+    assert!(serving.contains("BEGIN CERTIFICATE"), "{serving}");
+    let third = ApiServer::start(config).await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(data.join("tls.pem")).unwrap(),
+        serving,
+        "a valid certificate is reused"
+    );
+    third.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_ca_is_refused_rather_than_silently_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = ApiServer::start(with_data_dir(dir.path())).await.unwrap();
+    first.shutdown().await;
+    std::fs::write(dir.path().join("ca.pem"), "not a CA").unwrap();
+    let refused = ApiServer::start(with_data_dir(dir.path()))
+        .await
+        .err()
+        .expect("a server whose kubeconfigs nobody could trust does not start");
+    let message = refused.to_string();
+    assert!(
+        message.contains("ca.pem") && message.contains("remove it"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ca.pem")).unwrap(),
+        "not a CA"
+    );
+}

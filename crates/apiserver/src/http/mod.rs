@@ -2,6 +2,7 @@
 //! Kubernetes URL scheme (C1) because its shape (`namespaces/{ns}/{plural}/{name}/{sub}` next to
 //! `namespaces/{name}/status`) does not fit a static route table.
 
+pub mod audit;
 pub mod auth;
 mod discovery;
 pub mod path;
@@ -29,6 +30,8 @@ pub struct Shared {
     pub pages: resources::PageCache,
     /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
     pub token: Option<secrecy::SecretString>,
+    /// Where requests are recorded; `None` (the default) records nothing.
+    pub audit: Option<Arc<audit::AuditLog>>,
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
@@ -58,17 +61,22 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> 
     let started = Instant::now();
     let method = request.method().clone();
     let uri = request.uri().clone();
+    // Noted before the body is read, so that a request refused for its size is recorded too.
+    let audited = shared.audit.as_deref().and_then(|log| log.begin(&request));
     let response = match read_call(&shared, request).await {
         Ok(call) => handle(&shared, uri.path(), call).await,
         Err(error) => respond::error(&error),
     };
+    if let Some(audited) = audited {
+        audited.finish(response.status());
+    }
     tracing::debug!(%method, uri = %uri, status = response.status().as_u16(), elapsed = ?started.elapsed(), "request");
     response
 }
 
 async fn read_call(shared: &Shared, request: Request<Body>) -> Result<Call, Error> {
     let (parts, body) = request.into_parts();
-    let query = parts.uri.query().map(|q| url_decode_pairs(q)).unwrap_or_default();
+    let query = parts.uri.query().map(url_decode_pairs).unwrap_or_default();
     let header = |name: header::HeaderName| {
         parts
             .headers

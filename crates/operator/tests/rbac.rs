@@ -1,0 +1,576 @@
+//! config/rbac is least privilege, and this proves it. The three controllers go through their whole
+//! lifecycle (create, update, status, finalizers, drift repair, deletion, Events), and two
+//! `operator run --leader-elect` replicas take turns on the Lease, against the embedded API server with
+//! its request audit on. Then:
+//! 1. every request the operator made is allowed by role.yaml (a ClusterRole: anywhere) or
+//!    leader_election_role.yaml (a Role: in its own namespace only), with RBAC's matching rules;
+//! 2. every verb those roles grant was needed by some request: nothing is granted "just in case".
+//!
+//! The operator is everything but this test's own client, which says who it is in its user agent.
+//! `operator install`/`uninstall` (CRDs) are run by an administrator, not by the manager's account, so
+//! they are not part of the manager's role.
+
+mod support;
+
+use std::{collections::BTreeSet, fmt, path::Path, time::Duration};
+
+use apiserver::{ApiServer, Audit, AuditRecord, Config, http::audit::Attributes};
+use k8s_openapi::{
+    api::{
+        apps::v1::Deployment,
+        coordination::v1::Lease,
+        core::v1::{ConfigMap, Namespace, Service},
+        rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding},
+    },
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+};
+use kube::{
+    Api,
+    api::{DeleteParams, Patch, PatchParams, PostParams},
+};
+use operator::{
+    api::{postgres_writer::PostgresWriter, vote_config::VoteConfig, web_app::WebApp},
+    controllers::{
+        postgres_writer::{self, Settings},
+        vote_config, web_app,
+    },
+    db::{DatabaseConfig, throwaway::ThrowawayPostgres},
+};
+use serde_json::json;
+use support::eventually;
+
+/// The user agent of this test's own client; every other request is the operator's.
+const TEST_AGENT: &str = "rbac-test";
+const LIMIT: Duration = Duration::from_secs(30);
+
+// The roles, as RBAC reads them.
+
+/// A rule of a role, and where it applies.
+struct Grant {
+    /// `role.yaml: ClusterRole manager-role`, for messages.
+    source: String,
+    /// A Role's namespace; `None` for a ClusterRole bound cluster-wide, which applies everywhere.
+    namespace: Option<String>,
+    rule: PolicyRule,
+}
+
+fn rbac_documents(file: &str) -> Vec<serde_yaml::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../config/rbac")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml::Deserializer::from_str(&text)
+        .map(|document| serde::Deserialize::deserialize(document).expect("YAML"))
+        .collect()
+}
+
+fn typed<T: serde::de::DeserializeOwned>(document: &serde_yaml::Value) -> T {
+    serde_yaml::from_value(document.clone()).expect("a valid RBAC object")
+}
+
+/// Every rule of the manager's roles, after checking that each role is bound to its ServiceAccount.
+fn grants() -> Vec<Grant> {
+    let account =
+        typed::<k8s_openapi::api::core::v1::ServiceAccount>(&rbac_documents("service_account.yaml")[0]);
+    let documents: Vec<(&str, serde_yaml::Value)> =
+        ["role.yaml", "leader_election_role.yaml", "role_binding.yaml"]
+            .into_iter()
+            .flat_map(|file| rbac_documents(file).into_iter().map(move |d| (file, d)))
+            .collect();
+    let kind = |d: &serde_yaml::Value| d["kind"].as_str().unwrap_or_default().to_owned();
+    let bound = |role_kind: &str, role: &str| {
+        documents.iter().any(|(_, d)| {
+            let (role_ref, subjects) = match kind(d).as_str() {
+                "ClusterRoleBinding" => {
+                    let b: ClusterRoleBinding = typed(d);
+                    (b.role_ref, b.subjects.unwrap_or_default())
+                }
+                "RoleBinding" => {
+                    let b: RoleBinding = typed(d);
+                    (b.role_ref, b.subjects.unwrap_or_default())
+                }
+                _ => return false,
+            };
+            role_ref.kind == role_kind
+                && role_ref.name == role
+                && subjects
+                    .iter()
+                    .any(|s| s.kind == "ServiceAccount" && Some(&s.name) == account.metadata.name.as_ref())
+        })
+    };
+    let mut grants = Vec::new();
+    for (file, document) in &documents {
+        let (namespace, name, rules) = match kind(document).as_str() {
+            "ClusterRole" => {
+                let role: ClusterRole = typed(document);
+                (None, role.metadata.name, role.rules)
+            }
+            "Role" => {
+                let role: Role = typed(document);
+                (role.metadata.namespace, role.metadata.name, role.rules)
+            }
+            _ => continue,
+        };
+        let name = name.unwrap_or_default();
+        let role_kind = if namespace.is_some() {
+            "Role"
+        } else {
+            "ClusterRole"
+        };
+        assert!(
+            bound(role_kind, &name),
+            "{file}: {role_kind} {name} is bound to no ServiceAccount"
+        );
+        for rule in rules.unwrap_or_default() {
+            grants.push(Grant {
+                source: format!("{file}: {role_kind} {name}"),
+                namespace: namespace.clone(),
+                rule,
+            });
+        }
+    }
+    grants
+}
+
+/// One question kube-apiserver's authorizer is asked on the operator's behalf.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Check {
+    verb: String,
+    group: String,
+    /// `webapps`, or `webapps/status` for a subresource.
+    resource: String,
+    namespace: Option<String>,
+    name: Option<String>,
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let group = if self.group.is_empty() {
+            "\"\""
+        } else {
+            &self.group
+        };
+        let namespace = self.namespace.as_deref().unwrap_or("all namespaces");
+        write!(f, "{} {group} {} in {namespace}", self.verb, self.resource)
+    }
+}
+
+fn check(record: &AuditRecord) -> Option<Check> {
+    let attributes = record.resource()?;
+    Some(Check {
+        verb: attributes.verb.to_string(),
+        group: attributes.group.clone(),
+        resource: attributes.rbac_resource(),
+        namespace: attributes.namespace.clone(),
+        name: attributes.name.clone(),
+    })
+}
+
+fn matches(granted: &Option<Vec<String>>, wanted: &str) -> bool {
+    granted.iter().flatten().any(|g| g == "*" || g == wanted)
+}
+
+/// RBAC's rule matching: a Role only answers for its namespace; group, resource and verb must be listed
+/// (or `*`); `resourceNames`, when given, must name the object.
+fn allows(grant: &Grant, check: &Check) -> bool {
+    let rule = &grant.rule;
+    let in_scope = grant.namespace.is_none() || grant.namespace == check.namespace;
+    let resource = match check.resource.split_once('/') {
+        Some((_, sub)) => {
+            matches(&rule.resources, &check.resource) || matches(&rule.resources, &format!("*/{sub}"))
+        }
+        None => matches(&rule.resources, &check.resource),
+    };
+    let named = match rule.resource_names.as_deref() {
+        None | Some([]) => true,
+        Some(names) => check.name.as_ref().is_some_and(|n| names.contains(n)),
+    };
+    in_scope
+        && matches(&rule.api_groups, &check.group)
+        && resource
+        && (rule.verbs.iter().any(|v| v == "*" || *v == check.verb))
+        && named
+}
+
+/// What kube-apiserver's OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift and
+/// many hardened clusters) asks when a writer sets `blockOwnerDeletion: true` on an owner reference:
+/// may it `update` the owner's `finalizers` subresource? The audit cannot see it (the embedded server
+/// runs no admission plugins), so it is derived from the owner references the operator wrote.
+fn owner_reference_checks(children: &[ObjectMeta]) -> Vec<Check> {
+    let crds: Vec<CustomResourceDefinition> = operator::api::crds();
+    let mut checks = Vec::new();
+    for child in children {
+        for owner in child.owner_references.iter().flatten() {
+            if owner.block_owner_deletion != Some(true) {
+                continue;
+            }
+            let group = owner.api_version.split_once('/').map_or("", |(g, _)| g);
+            let crd = crds
+                .iter()
+                .find(|c| c.spec.group == group && c.spec.names.kind == owner.kind)
+                .unwrap_or_else(|| panic!("owner {}/{} is none of our kinds", owner.api_version, owner.kind));
+            checks.push(Check {
+                verb: "update".into(),
+                group: group.into(),
+                resource: format!("{}/finalizers", crd.spec.names.plural),
+                namespace: child.namespace.clone(),
+                name: Some(owner.name.clone()),
+            });
+        }
+    }
+    checks
+}
+
+/// Each `verb group resource` a rule grants that no check needed, by the role granting it. A `*` is
+/// never needed: it grants what the operator does not do yet.
+fn unused_grants(grants: &[Grant], checks: &BTreeSet<Check>) -> BTreeSet<String> {
+    let mut unused = BTreeSet::new();
+    for grant in grants {
+        for group in grant.rule.api_groups.iter().flatten() {
+            for resource in grant.rule.resources.iter().flatten() {
+                for verb in &grant.rule.verbs {
+                    let used = checks.iter().any(|c| {
+                        c.group == *group && c.resource == *resource && c.verb == *verb && allows(grant, c)
+                    });
+                    if !used {
+                        let group = if group.is_empty() { "\"\"" } else { group };
+                        unused.insert(format!("{}: {verb} {group} {resource}", grant.source));
+                    }
+                }
+            }
+        }
+    }
+    unused
+}
+
+/// Non-resource URLs every authenticated account may read (ClusterRoles system:discovery and
+/// system:public-info-viewer), so the manager's role needs none.
+fn granted_to_everyone(path: &str) -> bool {
+    let exact = [
+        "/api",
+        "/apis",
+        "/openapi",
+        "/healthz",
+        "/livez",
+        "/readyz",
+        "/version",
+        "/version/",
+    ];
+    exact.contains(&path)
+        || ["/api/", "/apis/", "/openapi/"]
+            .iter()
+            .any(|p| path.starts_with(p))
+}
+
+// The cluster and the lifecycles.
+
+/// The embedded API server with the audit on and our CRDs, and this test's own (labelled) client.
+async fn audited_cluster() -> (ApiServer, kube::Client) {
+    let server = ApiServer::start(Config {
+        audit: Audit::Memory,
+        ..Config::default()
+    })
+    .await
+    .expect("API server starts");
+    let mut config = server.kube_config();
+    config.headers.push((
+        axum::http::header::USER_AGENT,
+        axum::http::HeaderValue::from_static(TEST_AGENT),
+    ));
+    let client = kube::Client::try_from(config).expect("client");
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in operator::api::crds() {
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("CRD installs");
+    }
+    (server, client)
+}
+
+fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).expect("a valid object")
+}
+
+async fn repaired<K>(api: &Api<K>, name: &str, what: &str, ok: impl Fn(&K) -> bool)
+where
+    K: Clone + serde::de::DeserializeOwned + fmt::Debug,
+{
+    eventually(what, LIMIT, || async {
+        api.get_opt(name).await.ok()?.filter(|o| ok(o)).map(|_| ())
+    })
+    .await;
+}
+
+/// VoteConfig: ConfigMap created, updated, repaired after an edit and a delete, collected at the end.
+async fn vote_config_lifecycle(client: &kube::Client) -> Vec<ObjectMeta> {
+    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let options = |second: &str| {
+        let cats = json!({"id": "a", "label": "Cats", "color": "#FF6B6B"});
+        json!([cats, {"id": "b", "label": second, "color": "#4ECDC4"}])
+    };
+    let body = json!({"apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+        "metadata": {"name": "pets"}, "spec": {"options": options("Dogs")}});
+    api.create(&PostParams::default(), &object(body)).await.unwrap();
+    let has = |text: &'static str| {
+        move |cm: &ConfigMap| {
+            cm.data
+                .as_ref()
+                .and_then(|d| d.get("options.txt"))
+                .is_some_and(|t| t.contains(text))
+        }
+    };
+    repaired(&config_maps, "pets-config", "the ConfigMap", has("Dogs")).await;
+    eventually("Ready", LIMIT, || async {
+        api.get("pets").await.ok()?.status?.config_map_name.map(|_| ())
+    })
+    .await;
+    let children = vec![config_maps.get("pets-config").await.unwrap().metadata];
+
+    let update = Patch::Merge(json!({"spec": {"options": options("Birds")}}));
+    api.patch("pets", &PatchParams::default(), &update).await.unwrap();
+    repaired(&config_maps, "pets-config", "the updated ConfigMap", has("Birds")).await;
+    let edit = Patch::Merge(json!({"data": {"options.txt": "hacked"}}));
+    config_maps
+        .patch("pets-config", &PatchParams::default(), &edit)
+        .await
+        .unwrap();
+    repaired(&config_maps, "pets-config", "the edit repaired", has("Birds")).await;
+    config_maps
+        .delete("pets-config", &DeleteParams::default())
+        .await
+        .unwrap();
+    repaired(
+        &config_maps,
+        "pets-config",
+        "the ConfigMap recreated",
+        has("Birds"),
+    )
+    .await;
+
+    api.delete("pets", &DeleteParams::default()).await.unwrap();
+    eventually("the ConfigMap collected", LIMIT, || async {
+        config_maps
+            .get_opt("pets-config")
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    children
+}
+
+/// WebApp: Deployment and Service applied, rolled out, repaired, the finalizer's cleanup on delete.
+async fn web_app_lifecycle(client: &kube::Client) -> Vec<ObjectMeta> {
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let body = json!({"apiVersion": "example.com/v1", "kind": "WebApp",
+        "metadata": {"name": "shop"}, "spec": {"image": "nginx:1.27", "replicas": 2}});
+    api.create(&PostParams::default(), &object(body)).await.unwrap();
+    eventually("Running", LIMIT, || async {
+        (api.get("shop").await.ok()?.status?.phase.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    let children = vec![
+        deployments.get("shop").await.unwrap().metadata,
+        services.get("shop").await.unwrap().metadata,
+    ];
+
+    let update = Patch::Merge(json!({"spec": {"image": "nginx:1.28", "replicas": 3, "port": 8080}}));
+    api.patch("shop", &PatchParams::default(), &update).await.unwrap();
+    let replicas = |n: i32| move |d: &Deployment| d.spec.as_ref().and_then(|s| s.replicas) == Some(n);
+    repaired(&deployments, "shop", "the rollout", replicas(3)).await;
+    let drift = Patch::Merge(json!({"spec": {"replicas": 9}}));
+    deployments
+        .patch("shop", &PatchParams::default(), &drift)
+        .await
+        .unwrap();
+    repaired(&deployments, "shop", "replicas repaired", replicas(3)).await;
+    services.delete("shop", &DeleteParams::default()).await.unwrap();
+    repaired(&services, "shop", "the Service recreated", |_| true).await;
+
+    api.delete("shop", &DeleteParams::default()).await.unwrap();
+    eventually("the WebApp and its children gone", LIMIT, || async {
+        let gone = api.get_opt("shop").await.ok()?.is_none()
+            && deployments.get_opt("shop").await.ok()?.is_none()
+            && services.get_opt("shop").await.ok()?.is_none();
+        gone.then_some(())
+    })
+    .await;
+    children
+}
+
+/// PostgresWriter: the row written, updated, moved to another table and deleted behind the finalizer,
+/// with the orphan sweep on.
+async fn postgres_writer_lifecycle(client: &kube::Client) {
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "default");
+    let table = |writer: PostgresWriter| writer.status.and_then(|s| s.table);
+    let body = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
+        "metadata": {"name": "alex"},
+        "spec": {"table": "students", "name": "alex", "age": 23, "country": "canada"}});
+    api.create(&PostParams::default(), &object(body)).await.unwrap();
+    eventually("the row written", LIMIT, || async {
+        (table(api.get("alex").await.ok()?).as_deref() == Some("students")).then_some(())
+    })
+    .await;
+    let update = Patch::Merge(json!({"spec": {"age": 24}}));
+    api.patch("alex", &PatchParams::default(), &update).await.unwrap();
+    let moved = Patch::Merge(json!({"spec": {"table": "alumni"}}));
+    api.patch("alex", &PatchParams::default(), &moved).await.unwrap();
+    eventually("the row moved", LIMIT, || async {
+        (table(api.get("alex").await.ok()?).as_deref() == Some("alumni")).then_some(())
+    })
+    .await;
+    api.delete("alex", &DeleteParams::default()).await.unwrap();
+    eventually("the PostgresWriter gone", LIMIT, || async {
+        api.get_opt("alex").await.ok()?.is_none().then_some(())
+    })
+    .await;
+}
+
+/// Two replicas of the real binary in `namespace`, as config/manager deploys them: the first leads and
+/// renews, lets go on SIGTERM, the standby takes over and lets go in turn.
+async fn leader_election(kubeconfig: &Path, namespace: &str, client: &kube::Client) {
+    let replica = |identity: &str| {
+        support::OperatorProcess::spawn(
+            kubeconfig,
+            &[
+                "run",
+                "--leader-elect",
+                "--controllers=vote-config",
+                "--lease-duration-seconds=3",
+                "--metrics-bind-address=0",
+                "--health-probe-bind-address=0",
+            ],
+            &[("HOSTNAME", identity), ("POD_NAMESPACE", namespace)],
+        )
+    };
+    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    let renewed = || async {
+        leases
+            .get_opt("operator.demo.yash.com")
+            .await
+            .ok()??
+            .spec?
+            .renew_time
+    };
+    let mut first = replica("first");
+    first.wait_for_log("became the leader", LIMIT).await;
+    let mut second = replica("second");
+    second.wait_for_log("waiting to become the leader", LIMIT).await;
+    let before = renewed().await;
+    eventually("a renewal", LIMIT, || async {
+        renewed().await.filter(|t| Some(t) != before.as_ref())
+    })
+    .await;
+    first.signal("TERM");
+    assert!(
+        first.exit_within(LIMIT).await.is_some_and(|s| s.success()),
+        "{}",
+        first.log_so_far()
+    );
+    second.wait_for_log("became the leader", LIMIT).await;
+    second.signal("TERM");
+    assert!(
+        second.exit_within(LIMIT).await.is_some_and(|s| s.success()),
+        "{}",
+        second.log_so_far()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unused() {
+    let grants = grants();
+    // Where config/manager runs the manager: kustomize gives the Role and the pod (POD_NAMESPACE, the
+    // Lease's namespace) the same namespace.
+    let lease_namespace = grants
+        .iter()
+        .find(|g| matches(&g.rule.resources, "leases"))
+        .and_then(|g| g.namespace.clone())
+        .expect("a Role for the Lease");
+    let (server, client) = audited_cluster().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &object(json!({"metadata": {"name": lease_namespace}})),
+        )
+        .await
+        .unwrap();
+
+    // The controllers in this process, through the operator's own (unlabelled) client.
+    let operator_client = server.client();
+    let pg = ThrowawayPostgres::start()
+        .await
+        .expect("throwaway PostgreSQL starts");
+    let pool = DatabaseConfig::from_url(&pg.url()).connect().expect("pool");
+    let settings = Settings {
+        orphan_sweep: true,
+        resync_interval_seconds: 1,
+        ..Settings::default()
+    };
+    let (ctx, stop) = support::context(&operator_client, Duration::from_secs(2));
+    let writers = support::spawn(ctx, stop, move |ctx| postgres_writer::run(ctx, pool, settings));
+    let (ctx, stop) = support::context(&operator_client, Duration::from_secs(2));
+    let vote_configs = support::spawn(ctx, stop, vote_config::run);
+    let (ctx, stop) = support::context(&operator_client, Duration::from_secs(2));
+    let web_apps = support::spawn(ctx, stop, web_app::run);
+    let (mut children, more_children, ()) = tokio::join!(
+        vote_config_lifecycle(&client),
+        web_app_lifecycle(&client),
+        postgres_writer_lifecycle(&client),
+    );
+    children.extend(more_children);
+    for running in [writers, vote_configs, web_apps] {
+        running.stop().await;
+    }
+
+    // Leader election, by the binary (its requests reach the same audit).
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    leader_election(&kubeconfig, &lease_namespace, &client).await;
+
+    let records: Vec<AuditRecord> = server
+        .audit()
+        .into_iter()
+        .filter(|r| r.user_agent.as_deref() != Some(TEST_AGENT))
+        .collect();
+    let strays: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match &r.attributes {
+            Attributes::NonResource(request) => Some(request.path.as_str()),
+            Attributes::Resource(_) => None,
+        })
+        .filter(|path| !granted_to_everyone(path))
+        .collect();
+    assert!(
+        strays.is_empty(),
+        "non-resource requests no default role allows: {strays:?}"
+    );
+    let mut checks: BTreeSet<Check> = records.iter().filter_map(check).collect();
+    checks.extend(owner_reference_checks(&children));
+    let asked: BTreeSet<String> = checks.iter().map(Check::to_string).collect();
+    eprintln!(
+        "what the operator asked for:\n  {}",
+        asked.into_iter().collect::<Vec<_>>().join("\n  ")
+    );
+
+    let denied: BTreeSet<String> = checks
+        .iter()
+        .filter(|c| !grants.iter().any(|g| allows(g, c)))
+        .map(Check::to_string)
+        .collect();
+    let unused = unused_grants(&grants, &checks);
+    let list = |lines: BTreeSet<String>| lines.into_iter().collect::<Vec<_>>().join("\n  ");
+    assert!(
+        denied.is_empty() && unused.is_empty(),
+        "config/rbac denies what the operator does; grant:\n  {}\nconfig/rbac grants what the operator \
+         never needed; remove:\n  {}",
+        list(denied),
+        list(unused)
+    );
+}

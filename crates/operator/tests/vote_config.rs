@@ -194,15 +194,17 @@ async fn a_config_map_owned_by_someone_else_is_never_taken_over() {
         options_txt(&config_maps, "pets-config").await.as_deref(),
         Some("mine")
     );
+    // Events are published off the reconcile's path: an Event says so, soon.
     let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
-    let listed = events.list(&Default::default()).await.unwrap();
-    assert!(
+    eventually("a ConfigMapNotOwned Event", LIMIT, || async {
+        let listed = events.list(&Default::default()).await.ok()?;
         listed
             .items
             .iter()
-            .any(|e| e.reason.as_deref() == Some("ConfigMapNotOwned")),
-        "an Event says so"
-    );
+            .any(|e| e.reason.as_deref() == Some("ConfigMapNotOwned"))
+            .then_some(())
+    })
+    .await;
     running.stop().await;
 }
 

@@ -126,13 +126,15 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
     })
     .await;
     let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
-    let listed = events.list(&Default::default()).await.unwrap();
-    assert!(
+    eventually("a CleanedUp Event", LIMIT, || async {
+        let listed = events.list(&Default::default()).await.ok()?;
         listed
             .items
             .iter()
             .any(|e| e.reason.as_deref() == Some("CleanedUp"))
-    );
+            .then_some(())
+    })
+    .await;
     running.stop().await;
 }
 

@@ -1,6 +1,5 @@
-//! Status conditions and Events, the two ways every controller tells users what happened.
-
-use kube::runtime::events::{Event, EventType, Recorder};
+//! Status conditions, one of the two ways every controller tells users what happened (Events, in
+//! `events.rs`, are the other).
 
 use crate::api::postgres_writer::Condition;
 
@@ -33,26 +32,6 @@ pub fn ready_condition(
 
 pub fn find_ready(conditions: &[Condition]) -> Option<&Condition> {
     conditions.iter().find(|c| c.type_ == "Ready")
-}
-
-/// Records an Event about `object`; a failure to record is logged, never fatal to the reconcile.
-pub async fn publish(
-    recorder: &Recorder,
-    object: &k8s_openapi::api::core::v1::ObjectReference,
-    type_: EventType,
-    reason: &str,
-    note: String,
-) {
-    let event = Event {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: "Reconcile".into(),
-        secondary: None,
-    };
-    if let Err(error) = recorder.publish(&event, object).await {
-        tracing::warn!(%error, "could not record an event");
-    }
 }
 
 #[cfg(test)]

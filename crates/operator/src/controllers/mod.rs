@@ -11,6 +11,7 @@ use std::{
 pub use runtime::ReconcileRuntime;
 
 mod conditions;
+pub mod events;
 pub mod postgres_writer;
 pub mod vote_config;
 pub mod web_app;
@@ -54,6 +55,7 @@ impl ControllerContext {
     /// - reports the cache synced to /readyz once the first full list has gone through the cache. (Not
     ///   with `Store::wait_until_ready`: its channel wakes one waiter only, and a second waiter can
     ///   leave kube-runtime's own, which holds reconciles until then, asleep.)
+    /// - reconciles on changes to spec, finalizers, labels and annotations, not on status-only ones;
     /// - stops gracefully on shutdown: no new reconciles start, in-flight ones finish. Shutdown also
     ///   drops the cache's writer. kube-runtime stops feeding the cache once shutdown begins, so a
     ///   shutdown before the first list completed (e.g. right after winning leader election) would
@@ -65,7 +67,7 @@ impl ControllerContext {
         K::DynamicType: Eq + std::hash::Hash + Clone + Default + std::fmt::Debug + Unpin,
     {
         use futures::{StreamExt, TryStreamExt};
-        use kube::runtime::{WatchStreamExt, reflector, watcher};
+        use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, reflector, watcher};
         let name = runtime.controller();
         runtime.set_resync(self.resync);
         self.readiness.expect_controller(name);
@@ -80,6 +82,16 @@ impl ControllerContext {
             })
             .default_backoff()
             .touched_objects()
+            // A change to the spec (generation), finalizers, labels or annotations is worth a
+            // reconcile; one to the status alone is the controller's own write coming back, as
+            // controller-runtime's GenerationChangedPredicate has it. Drift is the resync's job.
+            .predicate_filter(
+                predicates::generation
+                    .combine(predicates::finalizers)
+                    .combine(predicates::labels)
+                    .combine(predicates::annotations),
+                PredicateConfig::default(),
+            )
             .inspect_ok(move |object| queue.add(object_key(object)))
             .boxed();
         // Shared by the trigger and the shutdown future, which the same controller task polls, the
@@ -121,15 +133,15 @@ impl ControllerContext {
         controller.with_config(kube::runtime::controller::Config::default().concurrency(self.concurrency))
     }
 
-    /// The Event recorder of controller `name`.
-    pub fn recorder(&self, name: &'static str) -> kube::runtime::events::Recorder {
-        kube::runtime::events::Recorder::new(
+    /// The Event publisher of controller `name`.
+    pub fn events(&self, name: &'static str) -> events::EventPublisher {
+        events::EventPublisher::start(kube::runtime::events::Recorder::new(
             self.client.clone(),
             kube::runtime::events::Reporter {
                 controller: name.into(),
                 instance: None,
             },
-        )
+        ))
     }
 }
 

@@ -12,7 +12,7 @@ use kube::{
     api::{Patch, PatchParams},
     runtime::{
         controller::Action,
-        events::{EventType, Recorder},
+        events::EventType,
         finalizer::{self, finalizer},
     },
 };
@@ -20,7 +20,8 @@ use serde_json::json;
 
 use super::{
     ControllerContext, ReconcileRuntime,
-    conditions::{self, find_ready, now_rfc3339, ready_condition},
+    conditions::{find_ready, now_rfc3339, ready_condition},
+    events::EventPublisher,
 };
 use crate::{
     Error, Result,
@@ -62,7 +63,7 @@ struct Context {
     rows: RowWriter,
     settings: Settings,
     runtime: ReconcileRuntime,
-    recorder: Recorder,
+    events: EventPublisher,
 }
 
 /// Runs the controller until shutdown.
@@ -103,7 +104,7 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
         rows,
         settings,
         runtime,
-        recorder: ctx.recorder(NAME),
+        events: ctx.events(NAME),
     });
     super::drain(
         ctx.configure(NAME, controller)
@@ -171,7 +172,7 @@ async fn write_status(ctx: &Context, writer: &PostgresWriter, status: PostgresWr
 }
 
 async fn publish(ctx: &Context, writer: &PostgresWriter, type_: EventType, reason: &str, note: String) {
-    conditions::publish(&ctx.recorder, &writer.object_ref(&()), type_, reason, note).await;
+    ctx.events.publish(writer.object_ref(&()), type_, reason, note);
 }
 
 /// Reports a failure on the resource (condition + Event) and returns the error for back-off.

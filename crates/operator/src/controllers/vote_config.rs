@@ -11,17 +11,14 @@ use k8s_openapi::{
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::{
-        controller::Action,
-        events::{EventType, Recorder},
-        watcher,
-    },
+    runtime::{controller::Action, events::EventType, watcher},
 };
 use serde_json::json;
 
 use super::{
     ControllerContext, ReconcileRuntime,
-    conditions::{self, find_ready, now_rfc3339, ready_condition},
+    conditions::{find_ready, now_rfc3339, ready_condition},
+    events::EventPublisher,
 };
 use crate::{
     Error, Result,
@@ -36,7 +33,7 @@ const DATA_KEY: &str = "options.txt";
 struct Context {
     client: kube::Client,
     runtime: ReconcileRuntime,
-    recorder: Recorder,
+    events: EventPublisher,
     resync: std::time::Duration,
 }
 
@@ -51,7 +48,7 @@ pub async fn run(ctx: ControllerContext) -> Result<()> {
     let context = Arc::new(Context {
         client: ctx.client.clone(),
         runtime,
-        recorder: ctx.recorder(NAME),
+        events: ctx.events(NAME),
         resync: ctx.resync,
     });
     super::drain(
@@ -184,14 +181,12 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
             ..previous.clone()
         };
         if vote_config.status.as_ref() != Some(&status) {
-            conditions::publish(
-                &ctx.recorder,
-                &vote_config.object_ref(&()),
+            ctx.events.publish(
+                vote_config.object_ref(&()),
                 EventType::Warning,
                 "ConfigMapNotOwned",
                 message.clone(),
-            )
-            .await;
+            );
         }
         write_status(ctx, vote_config, status).await?;
         return Err(Error::NotOwned(message));
@@ -209,14 +204,12 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
             )
             .await?;
         let verb = if live.is_some() { "Updated" } else { "Created" };
-        conditions::publish(
-            &ctx.recorder,
-            &vote_config.object_ref(&()),
+        ctx.events.publish(
+            vote_config.object_ref(&()),
             EventType::Normal,
             verb,
             format!("ConfigMap {name} {}", verb.to_lowercase()),
-        )
-        .await;
+        );
     }
     let status = VoteConfigStatus {
         config_map_name: Some(name.clone()),

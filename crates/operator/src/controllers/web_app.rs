@@ -18,7 +18,7 @@ use kube::{
     api::{Patch, PatchParams},
     runtime::{
         controller::Action,
-        events::{EventType, Recorder},
+        events::EventType,
         finalizer::{self, finalizer},
         watcher,
     },
@@ -27,7 +27,8 @@ use serde_json::json;
 
 use super::{
     ControllerContext, ReconcileRuntime,
-    conditions::{self, find_ready, ready_condition},
+    conditions::{find_ready, ready_condition},
+    events::EventPublisher,
 };
 use crate::{
     Error, Result,
@@ -41,7 +42,7 @@ const FIELD_MANAGER: &str = "web-app";
 struct Context {
     client: kube::Client,
     runtime: ReconcileRuntime,
-    recorder: Recorder,
+    events: EventPublisher,
     resync: std::time::Duration,
 }
 
@@ -60,7 +61,7 @@ pub async fn run(ctx: ControllerContext) -> Result<()> {
     let context = Arc::new(Context {
         client: ctx.client.clone(),
         runtime,
-        recorder: ctx.recorder(NAME),
+        events: ctx.events(NAME),
         resync: ctx.resync,
     });
     super::drain(
@@ -229,27 +230,23 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
                 .patch(&name, &apply, &Patch::Apply(&desired_deployment(web_app)))
                 .await?,
         );
-        conditions::publish(
-            &ctx.recorder,
-            &web_app.object_ref(&()),
+        ctx.events.publish(
+            web_app.object_ref(&()),
             EventType::Normal,
             "DeploymentApplied",
             format!("Deployment {name} applied"),
-        )
-        .await;
+        );
     }
     if !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
         services
             .patch(&name, &apply, &Patch::Apply(&desired_service(web_app)))
             .await?;
-        conditions::publish(
-            &ctx.recorder,
-            &web_app.object_ref(&()),
+        ctx.events.publish(
+            web_app.object_ref(&()),
             EventType::Normal,
             "ServiceApplied",
             format!("Service {name} applied"),
-        )
-        .await;
+        );
     }
 
     // The status.
@@ -281,17 +278,15 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
 /// The hook for external cleanup; the children go by garbage collection. It never fails, so deletion
 /// never hangs on it.
 async fn cleanup(web_app: &WebApp, ctx: &Context) -> Result<Action> {
-    conditions::publish(
-        &ctx.recorder,
-        &web_app.object_ref(&()),
+    ctx.events.publish(
+        web_app.object_ref(&()),
         EventType::Normal,
         "CleanedUp",
         format!(
             "WebApp {} cleaned up; its Deployment and Service go with it",
             web_app.name_any()
         ),
-    )
-    .await;
+    );
     Ok(Action::await_change())
 }
 

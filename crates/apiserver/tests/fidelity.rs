@@ -619,3 +619,31 @@ async fn b4_immutable_config_maps_refuse_changes_to_their_data() {
     assert_eq!(api_error(changed).code, 422);
     assert_eq!(api.get("frozen").await.unwrap().data.unwrap()["k"], "v");
 }
+
+#[tokio::test]
+async fn l5_a_dependent_written_after_its_owner_is_gone_is_collected() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let owner = api
+        .create(&PostParams::default(), &config_map("late-owner", json!({})))
+        .await
+        .unwrap();
+    api.delete("late-owner", &DeleteParams::default()).await.unwrap();
+    // A controller acting on a stale cache writes a child of the deleted owner.
+    let mut late = config_map("late-child", json!({}));
+    late.metadata.owner_references = Some(vec![owner.controller_owner_ref(&()).unwrap()]);
+    api.create(&PostParams::default(), &late).await.unwrap();
+    eventually("the orphaned child to be collected", || async {
+        api.get_opt("late-child").await.unwrap().is_none()
+    })
+    .await;
+    // A child of an owner of a type the server does not serve is left alone: nothing can be known.
+    let mut unknown = config_map("unknown-owner-child", json!({}));
+    unknown.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({"apiVersion": "nowhere.example.com/v1", "kind": "Ghost",
+            "name": "g", "uid": "00000000-0000-0000-0000-000000000000"}))
+        .unwrap(),
+    ]);
+    api.create(&PostParams::default(), &unknown).await.unwrap();
+    assert!(api.get_opt("unknown-owner-child").await.unwrap().is_some());
+}

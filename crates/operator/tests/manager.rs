@@ -278,12 +278,12 @@ async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an
         assert!(depth.is_some_and(|d| d >= 0.0), "{controller}: workqueue_depth");
         let workers = value_of(&samples, "controller_runtime_active_workers", &of);
         assert!(
-            workers.is_some_and(|w| (0.0..=4.0).contains(&w)),
+            workers.is_some_and(|w| (0.0..=64.0).contains(&w)),
             "{controller}: active workers"
         );
         assert_eq!(
             value_of(&samples, "controller_runtime_max_concurrent_reconciles", &of),
-            Some(4.0),
+            Some(64.0),
             "{controller}: the default concurrency"
         );
     }

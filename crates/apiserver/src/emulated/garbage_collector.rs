@@ -39,10 +39,27 @@ fn dependents_of(state: &State, owner_uid: &str) -> Vec<Located> {
 
 /// The live object an owner reference of a dependent in `namespace` points at, if its uid matches.
 fn owner_of(state: &State, reference: &Value, namespace: &str) -> Option<Located> {
-    let api_version = reference.get("apiVersion")?.as_str()?;
-    let kind = reference.get("kind")?.as_str()?;
-    let name = reference.get("name")?.as_str()?;
-    let uid = reference.get("uid")?.as_str()?;
+    match find_owner(state, reference, namespace) {
+        Owner::Live(owner) => Some(owner),
+        Owner::Gone | Owner::Unknown => None,
+    }
+}
+
+enum Owner {
+    Live(Located),
+    /// Its type is served and no object of that name has that uid.
+    Gone,
+    /// The reference names a type that is not served: nothing can be said.
+    Unknown,
+}
+
+fn find_owner(state: &State, reference: &Value, namespace: &str) -> Owner {
+    let field = |key: &str| reference.get(key).and_then(Value::as_str);
+    let (Some(api_version), Some(kind), Some(name), Some(uid)) =
+        (field("apiVersion"), field("kind"), field("name"), field("uid"))
+    else {
+        return Owner::Unknown;
+    };
     let rt = state.registry.by_kind(api_version, kind).or_else(|| {
         // Another version of the same group shares the storage.
         let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
@@ -52,14 +69,22 @@ fn owner_of(state: &State, reference: &Value, namespace: &str) -> Option<Located
             .into_iter()
             .find(|rt| rt.group == group && rt.kind == kind)
             .map(Arc::new)
-    })?;
+    });
+    let Some(rt) = rt else {
+        return Owner::Unknown;
+    };
     let namespace = if rt.namespaced { namespace } else { "" };
     let object = state
         .objects
-        .get(&storage_key(&rt))?
-        .get(&(namespace.to_owned(), name.to_owned()))?
-        .decode();
-    (meta::uid(&object) == uid).then(|| (rt.clone(), namespace.to_owned(), name.to_owned(), object))
+        .get(&storage_key(&rt))
+        .and_then(|objects| objects.get(&(namespace.to_owned(), name.to_owned())))
+        .map(|stored| stored.decode());
+    match object {
+        Some(object) if meta::uid(&object) == uid => {
+            Owner::Live((rt.clone(), namespace.to_owned(), name.to_owned(), object))
+        }
+        _ => Owner::Gone,
+    }
 }
 
 fn owner_references(object: &Value) -> Vec<Value> {
@@ -85,6 +110,39 @@ pub(super) fn collect(store: &Store, state: &mut State, owner: &Value) {
             let _ = store.delete_locked(state, &rt, &namespace, &name, DeletePropagation::Background);
         }
     }
+}
+
+/// A dependent written when none of its owners exists any more (say by a controller acting on a
+/// stale cache right after its owner was deleted) is collected, as the real collector collects an
+/// object whose owners it cannot find. Returns whether it was.
+pub(super) fn collect_if_orphaned(
+    store: &Store,
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    name: &str,
+    stored: &Value,
+) -> bool {
+    let references = owner_references(stored);
+    if references.is_empty() || meta::is_deleting(stored) {
+        return false;
+    }
+    let every_owner_gone = references
+        .iter()
+        .all(|reference| matches!(find_owner(state, reference, namespace), Owner::Gone));
+    if !every_owner_gone {
+        return false;
+    }
+    let Some(rt) = state
+        .registry
+        .versions_of(&rt.group, &rt.plural)
+        .into_iter()
+        .next()
+    else {
+        return false;
+    };
+    let _ = store.delete_locked(state, &rt, namespace, name, DeletePropagation::Background);
+    true
 }
 
 /// Orphan propagation: dependents survive without their reference to `owner`.

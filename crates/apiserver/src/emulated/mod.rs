@@ -41,8 +41,18 @@ pub(crate) fn on_admit(
     }
 }
 
-/// Follow-up writes after `name` was stored.
-pub(crate) fn after_write(store: &Store, state: &mut State, rt: &ResourceType, namespace: &str, name: &str) {
+/// Follow-up writes after `name` was stored as `stored`.
+pub(crate) fn after_write(
+    store: &Store,
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    name: &str,
+    stored: &Value,
+) {
+    if garbage_collector::collect_if_orphaned(store, state, rt, namespace, name, stored) {
+        return;
+    }
     if is(rt, "apps", "deployments") || is(rt, "apps", "statefulsets") {
         deployments::mark_ready(store, state, rt, namespace, name);
     }

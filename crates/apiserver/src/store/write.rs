@@ -415,7 +415,7 @@ impl Store {
             });
         }
         let stored = self.put(state, rt, namespace, &name, object, None);
-        self.after_write(state, rt, namespace, &name);
+        self.after_write(state, rt, namespace, &name, &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -540,7 +540,7 @@ impl Store {
             });
         }
         let stored = self.put(state, rt, namespace, name, next, Some(old));
-        self.after_write(state, rt, namespace, name);
+        self.after_write(state, rt, namespace, name, &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -745,8 +745,8 @@ impl Store {
     }
 
     /// Follow-up writes a real cluster's controllers would make (Deployment status).
-    fn after_write(&self, state: &mut State, rt: &ResourceType, namespace: &str, name: &str) {
-        emulated::after_write(self, state, rt, namespace, name);
+    fn after_write(&self, state: &mut State, rt: &ResourceType, namespace: &str, name: &str, stored: &Value) {
+        emulated::after_write(self, state, rt, namespace, name, stored);
     }
 
     /// Pre-creates the namespaces every cluster has (L3).

@@ -74,7 +74,13 @@ impl ControllerContext {
         let readiness = self.readiness.clone();
         let queue = runtime.queue();
         let (reader, writer) = reflector::store();
-        let trigger = reflector(writer, watcher(api, watcher::Config::default()))
+        // managedFields are the API server's bookkeeping; no controller reads them, and for small
+        // objects they are the larger part, so the cache drops them (controller-runtime's
+        // TransformStripManagedFields does the same).
+        let objects = watcher(api, watcher::Config::default()).modify(|object| {
+            kube::ResourceExt::managed_fields_mut(object).clear();
+        });
+        let trigger = reflector(writer, objects)
             .inspect_ok(move |event| {
                 if matches!(event, watcher::Event::InitDone) {
                     readiness.mark_synced(name);
@@ -135,13 +141,7 @@ impl ControllerContext {
 
     /// The Event publisher of controller `name`.
     pub fn events(&self, name: &'static str) -> events::EventPublisher {
-        events::EventPublisher::start(kube::runtime::events::Recorder::new(
-            self.client.clone(),
-            kube::runtime::events::Reporter {
-                controller: name.into(),
-                instance: None,
-            },
-        ))
+        events::EventPublisher::start(self.client.clone(), name)
     }
 }
 

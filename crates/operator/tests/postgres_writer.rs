@@ -14,7 +14,10 @@ use operator::{
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
 use serde_json::{Value, json};
-use support::{Running, eventually};
+use support::{
+    Running, eventually,
+    postgres_writer::{connect, wait_reason, writer},
+};
 
 const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_secs(15);
@@ -43,14 +46,6 @@ async fn world() -> World {
     }
 }
 
-async fn connect(pg: &ThrowawayPostgres) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
-        .await
-        .expect("psql connects");
-    tokio::spawn(connection);
-    client
-}
-
 fn operator(world: &World, settings: Settings) -> Running {
     let (ctx, shutdown) = support::context(
         &world.client,
@@ -60,15 +55,6 @@ fn operator(world: &World, settings: Settings) -> Running {
     support::spawn(ctx, shutdown, move |ctx| {
         postgres_writer::run(ctx, pool, settings)
     })
-}
-
-fn writer(name: &str, table: &str, student: &str, age: i64, country: &str) -> PostgresWriter {
-    serde_json::from_value(json!({
-        "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"table": table, "name": student, "age": age, "country": country}
-    }))
-    .expect("valid PostgresWriter")
 }
 
 async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<(String, String, i32, String)> {
@@ -85,24 +71,6 @@ async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<(String, String,
             .collect(),
         Err(_) => Vec::new(),
     }
-}
-
-fn ready_reason(writer: &PostgresWriter) -> Option<String> {
-    let condition = writer
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Ready")?;
-    Some(format!("{}/{}", condition.status, condition.reason))
-}
-
-async fn wait_reason(api: &Api<PostgresWriter>, name: &str, reason: &str, limit: Duration) -> PostgresWriter {
-    eventually(&format!("{name} to report {reason}"), limit, || async {
-        let writer = api.get(name).await.ok()?;
-        (ready_reason(&writer).as_deref() == Some(reason)).then_some(writer)
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -32,7 +32,10 @@ use operator::{
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
 use serde_json::json;
-use support::{Running, eventually};
+use support::{
+    Running, eventually,
+    postgres_writer::{connect, ready_reason, wait_reason, writer},
+};
 use tokio::task::AbortHandle;
 
 const OPERATOR: &str = env!("CARGO_BIN_EXE_operator");
@@ -79,14 +82,6 @@ async fn world_with(config: apiserver::Config) -> World {
     }
 }
 
-async fn connect(pg: &ThrowawayPostgres) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
-        .await
-        .expect("psql connects");
-    tokio::spawn(connection);
-    client
-}
-
 /// The controller in this process, talking to the API server through `client`.
 fn operator_via(client: &kube::Client, pg: &ThrowawayPostgres, settings: Settings) -> Running {
     let (ctx, shutdown) = support::context(client, Duration::from_secs(settings.resync_interval_seconds));
@@ -106,15 +101,6 @@ fn fast_resync() -> Settings {
         resync_interval_seconds: 1,
         ..Settings::default()
     }
-}
-
-fn writer(name: &str, table: &str, student: &str, age: i64, country: &str) -> PostgresWriter {
-    serde_json::from_value(json!({
-        "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"table": table, "name": student, "age": age, "country": country}
-    }))
-    .expect("valid PostgresWriter")
 }
 
 /// Resource `s<i>` of a burst, in table `students`.
@@ -179,24 +165,6 @@ async fn table_exists(sql: &tokio_postgres::Client, table: &str) -> bool {
         .await
         .expect("catalog query");
     row.get(0)
-}
-
-fn ready_reason(writer: &PostgresWriter) -> Option<String> {
-    let condition = writer
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Ready")?;
-    Some(format!("{}/{}", condition.status, condition.reason))
-}
-
-async fn wait_reason(api: &Api<PostgresWriter>, name: &str, reason: &str, limit: Duration) -> PostgresWriter {
-    eventually(&format!("{name} to report {reason}"), limit, || async {
-        let writer = api.get(name).await.ok()?;
-        (ready_reason(&writer).as_deref() == Some(reason)).then_some(writer)
-    })
-    .await
 }
 
 /// Whether every resource is Ready/Synced for its current generation with its row in `students`, and

@@ -78,7 +78,8 @@ impl ControllerContext {
         // objects they are the larger part, so the cache drops them (controller-runtime's
         // TransformStripManagedFields does the same).
         let objects = watcher(api, watcher::Config::default()).modify(|object| {
-            kube::ResourceExt::managed_fields_mut(object).clear();
+            // `take`, not `clear`: a cleared Vec would keep its buffer for every cached object.
+            drop(std::mem::take(kube::ResourceExt::managed_fields_mut(object)));
         });
         let trigger = reflector(writer, objects)
             .inspect_ok(move |event| {

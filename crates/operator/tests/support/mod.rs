@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod postgres_writer;
+
 use std::{future::Future, sync::Arc, time::Duration};
 
 use apiserver::{ApiServer, Config};

@@ -1,0 +1,51 @@
+//! What the PostgresWriter tests share: a PostgreSQL client, resources, and their Ready reason.
+
+use std::time::Duration;
+
+use kube::Api;
+use operator::{api::postgres_writer::PostgresWriter, db::throwaway::ThrowawayPostgres};
+use serde_json::json;
+
+use super::eventually;
+
+pub async fn connect(pg: &ThrowawayPostgres) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
+        .await
+        .expect("psql connects");
+    tokio::spawn(connection);
+    client
+}
+
+pub fn writer(name: &str, table: &str, student: &str, age: i64, country: &str) -> PostgresWriter {
+    serde_json::from_value(json!({
+        "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"table": table, "name": student, "age": age, "country": country}
+    }))
+    .expect("valid PostgresWriter")
+}
+
+/// `status/reason` of the Ready condition, e.g. `True/Synced`.
+pub fn ready_reason(writer: &PostgresWriter) -> Option<String> {
+    let condition = writer
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some(format!("{}/{}", condition.status, condition.reason))
+}
+
+/// Waits until `name` reports `reason` (as [`ready_reason`] spells it) and returns it.
+pub async fn wait_reason(
+    api: &Api<PostgresWriter>,
+    name: &str,
+    reason: &str,
+    limit: Duration,
+) -> PostgresWriter {
+    eventually(&format!("{name} to report {reason}"), limit, || async {
+        let writer = api.get(name).await.ok()?;
+        (ready_reason(&writer).as_deref() == Some(reason)).then_some(writer)
+    })
+    .await
+}

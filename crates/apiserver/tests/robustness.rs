@@ -48,7 +48,9 @@ async fn bad_input_gets_a_status_error_with_the_right_code_and_changes_nothing()
     .unwrap();
     let client = server.client();
     let cms = "/api/v1/namespaces/default/configmaps";
-    let cases: Vec<(&str, &str, Option<&str>, Vec<u8>, u16, &str)> = vec![
+    // (method, path, content type, body, expected code, expected reason)
+    type Case<'a> = (&'a str, &'a str, Option<&'a str>, Vec<u8>, u16, &'a str);
+    let cases: Vec<Case> = vec![
         (
             "POST",
             cms,

@@ -92,14 +92,13 @@ fn finish(store: &Store, state: &mut State, crd_name: &str) {
     if !meta::is_deleting(&crd) {
         return;
     }
-    if let Some(served) = served_type(state, &crd) {
-        if state
+    if let Some(served) = served_type(state, &crd)
+        && state
             .objects
             .get(&storage_key(&served))
             .is_some_and(|objects| !objects.is_empty())
-        {
-            return;
-        }
+    {
+        return;
     }
     state.registry.remove_crd(crd_name);
     store.remove(state, &crd_type, "", crd_name, crd);

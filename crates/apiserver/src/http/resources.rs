@@ -119,9 +119,9 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
             let rv = shared.store.current_resource_version().to_string();
             Ok(respond::json(200, &list_body(&rt, deleted, &rv, None)))
         }
-        _ => Err(Error::MethodNotAllowed(format!(
-            "the server does not allow this method on the requested resource"
-        ))),
+        _ => Err(Error::MethodNotAllowed(
+            "the server does not allow this method on the requested resource".to_string(),
+        )),
     }
 }
 

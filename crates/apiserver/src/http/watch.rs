@@ -252,12 +252,11 @@ impl Stream {
     fn shared_line(&self, event: &StoredEvent, event_type: EventType) -> Bytes {
         let api_version = self.rt.api_version();
         let cacheable = event_type == event.event_type;
-        if cacheable {
-            if let Some((presented_as, line)) = event.encoded.get() {
-                if *presented_as == api_version {
-                    return line.clone();
-                }
-            }
+        if cacheable
+            && let Some((presented_as, line)) = event.encoded.get()
+            && *presented_as == api_version
+        {
+            return line.clone();
         }
         let line = encode_line(event_type.as_str(), lifecycle::present(&self.rt, &event.object));
         if cacheable {

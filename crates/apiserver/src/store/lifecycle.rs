@@ -86,10 +86,10 @@ fn events_v1_to_core_event(object: &Value) -> Value {
     let mut core = rename_fields(object, 0);
     // Core Events need both a source and a count for `kubectl describe` and the Python client.
     if let Some(map) = core.as_object_mut() {
-        if !map.contains_key("source") {
-            if let Some(component) = map.get("reportingComponent").cloned() {
-                map.insert("source".into(), json!({"component": component}));
-            }
+        if !map.contains_key("source")
+            && let Some(component) = map.get("reportingComponent").cloned()
+        {
+            map.insert("source".into(), json!({"component": component}));
         }
         if let Some(series) = map.get("series").cloned() {
             if let Some(count) = series.get("count") {
@@ -99,11 +99,11 @@ fn events_v1_to_core_event(object: &Value) -> Value {
                 map.insert("lastTimestamp".into(), json!(truncate_micro_time(last)));
             }
         }
-        if !map.contains_key("firstTimestamp") {
-            if let Some(time) = map.get("eventTime").map(truncate_micro_time) {
-                map.insert("firstTimestamp".into(), json!(time));
-                map.entry("lastTimestamp").or_insert(json!(time));
-            }
+        if !map.contains_key("firstTimestamp")
+            && let Some(time) = map.get("eventTime").map(truncate_micro_time)
+        {
+            map.insert("firstTimestamp".into(), json!(time));
+            map.entry("lastTimestamp").or_insert(json!(time));
         }
         map.entry("count").or_insert(json!(1));
     }

@@ -179,8 +179,6 @@ impl Store {
     /// Ends a write request: releases the lock and, with a data dir, waits until every change made so
     /// far (this request's included) is on disk, so that no response acknowledges a write a crash
     /// could lose. A write that could not be saved becomes a 500.
-    // Passes the write's own `Result` through; the size of `Error` is the crate's (error.rs).
-    #[allow(clippy::result_large_err)]
     pub(crate) fn settle<T>(
         &self,
         state: MutexGuard<'_, State>,

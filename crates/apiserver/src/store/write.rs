@@ -202,10 +202,11 @@ impl Store {
             PatchType::Merge => patch::merge_patch(&live, body),
             PatchType::Json => patch::json_patch(&live, body),
             PatchType::Strategic if !rt.is_builtin() => {
-                return Err(Error::UnsupportedMediaType(format!(
+                return Err(Error::UnsupportedMediaType(
                     "the body of the request was in an unknown format - accepted media types include: \
                      application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-                )));
+                        .to_string(),
+                ));
             }
             PatchType::Strategic => patch::strategic_merge_patch(&live, body, &rt.kind),
             PatchType::Apply => {
@@ -250,27 +251,27 @@ impl Store {
         let old = self
             .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
-        if let Some(uid) = &options.precondition_uid {
-            if uid != meta::uid(&old) {
-                return Err(Error::Conflict {
-                    subject: subject(rt, name),
-                    reason: format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        meta::uid(&old)
-                    ),
-                });
-            }
+        if let Some(uid) = &options.precondition_uid
+            && uid != meta::uid(&old)
+        {
+            return Err(Error::Conflict {
+                subject: subject(rt, name),
+                reason: format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta::uid(&old)
+                ),
+            });
         }
-        if let Some(rv) = &options.precondition_resource_version {
-            if Some(rv.as_str()) != meta::resource_version(&old) {
-                return Err(Error::Conflict {
-                    subject: subject(rt, name),
-                    reason: format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        meta::resource_version(&old).unwrap_or_default()
-                    ),
-                });
-            }
+        if let Some(rv) = &options.precondition_resource_version
+            && Some(rv.as_str()) != meta::resource_version(&old)
+        {
+            return Err(Error::Conflict {
+                subject: subject(rt, name),
+                reason: format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    meta::resource_version(&old).unwrap_or_default()
+                ),
+            });
         }
         if options.dry_run {
             return Ok(lifecycle::present(rt, &old));
@@ -368,14 +369,13 @@ impl Store {
                 .get("name")
                 .and_then(Value::as_str)
                 .is_some_and(|n| !n.is_empty());
-            if !has_name {
-                if let Some(prefix) = metadata
+            if !has_name
+                && let Some(prefix) = metadata
                     .get("generateName")
                     .and_then(Value::as_str)
                     .map(str::to_owned)
-                {
-                    metadata.insert("name".into(), json!(format!("{prefix}{}", random_suffix())));
-                }
+            {
+                metadata.insert("name".into(), json!(format!("{prefix}{}", random_suffix())));
             }
             for field in [
                 "uid",
@@ -390,10 +390,11 @@ impl Store {
         let name = meta::name(&object).to_owned();
         let object = lifecycle::to_storage(rt, object);
         let (mut object, warnings) = self.admit(state, rt, &name, object, None, options)?;
-        if rt.status_subresource && !rt.is_builtin() {
-            if let Some(map) = object.as_object_mut() {
-                map.remove("status");
-            }
+        if rt.status_subresource
+            && !rt.is_builtin()
+            && let Some(map) = object.as_object_mut()
+        {
+            map.remove("status");
         }
         if self.stored(state, rt, namespace, &name).is_some() {
             return Err(Error::AlreadyExists(subject(rt, &name)));
@@ -441,14 +442,14 @@ impl Store {
             ));
         }
         check_type_meta(rt, &new)?;
-        if let Some(rv) = meta::resource_version(&new) {
-            if Some(rv) != meta::resource_version(&old) {
-                return Err(Error::Conflict {
+        if let Some(rv) = meta::resource_version(&new)
+            && Some(rv) != meta::resource_version(&old)
+        {
+            return Err(Error::Conflict {
                     subject: subject(rt, name),
                     reason: "the object has been modified; please apply your changes to the latest version and try again"
                         .into(),
                 });
-            }
         }
         let new = lifecycle::to_storage(rt, new);
         let mut next = if status_only {

@@ -2,7 +2,7 @@
 //! shared/design/apiserver.md section 3. The scripts live in tests/python/; `scripts/test-deps.sh`
 //! (run by `make test`) creates the venv they need.
 
-use std::{path::PathBuf, process::Command};
+use std::path::PathBuf;
 
 use apiserver::{ApiServer, Config};
 
@@ -29,16 +29,18 @@ async fn run_check(check: &str, config: Config) {
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/conformance.py");
-    let mut command = Command::new(venv_python());
+    let mut command = tokio::process::Command::new(venv_python());
     command
         .arg(script)
         .arg(check)
         .arg((SMALL_HISTORY * 4).to_string())
         .env("KUBECONFIG", &kubeconfig)
-        .env("HOME", dir.path());
-    let output = tokio::task::spawn_blocking(move || command.output())
+        .env("HOME", dir.path())
+        .kill_on_drop(true);
+    // A client stuck on a stream the server never ends fails here, not at nextest's 5-minute limit.
+    let output = tokio::time::timeout(std::time::Duration::from_secs(90), command.output())
         .await
-        .expect("join")
+        .unwrap_or_else(|_| panic!("check {check} still running after 90 s"))
         .expect("python runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);

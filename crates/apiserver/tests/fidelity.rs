@@ -3,9 +3,11 @@
 //! enter/leave (W11), deletecollection (C10), dryRun (C8), foreground deletion (L5), CRD deletion (L6),
 //! Event series through the Recorder (B2, check 24) and ownership moving on update (P4).
 
+mod common;
+
 use std::time::Duration;
 
-use apiserver::{ApiServer, Config};
+use common::{api_error, eventually, start};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::{
     api::{core::v1::ConfigMap, events::v1::Event as EventV1},
@@ -22,39 +24,10 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-async fn start() -> (ApiServer, Client) {
-    let server = ApiServer::start(Config::default()).await.expect("server starts");
-    let client = server.client();
-    (server, client)
-}
-
 fn config_map(name: &str, labels: Value) -> ConfigMap {
     serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}))
     .expect("valid ConfigMap")
-}
-
-fn api_error(error: kube::Error) -> kube::core::Status {
-    match error {
-        kube::Error::Api(response) => *response,
-        other => panic!("expected a Status error, got {other:?}"),
-    }
-}
-
-/// Polls `check` until it is true or ten seconds pass.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// The next watch event within five seconds.

@@ -1,9 +1,9 @@
 //! kube-rs 5 against the embedded API server over real HTTP: CRUD, Status errors, CRDs, status
 //! subresource, finalizers, garbage collection, Deployments (issue 2 points 1, 3, 4).
 
-use std::time::Duration;
+mod common;
 
-use apiserver::{ApiServer, Config};
+use common::{api_error, eventually, start};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     core::v1::{ConfigMap, Namespace},
@@ -15,40 +15,11 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-async fn start() -> (ApiServer, Client) {
-    let server = ApiServer::start(Config::default()).await.expect("server starts");
-    let client = server.client();
-    (server, client)
-}
-
-fn api_error(error: kube::Error) -> kube::core::Status {
-    match error {
-        kube::Error::Api(response) => *response,
-        other => panic!("expected a Status error, got {other:?}"),
-    }
-}
-
 fn config_map(name: &str, data: Value) -> ConfigMap {
     serde_json::from_value(
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}),
     )
     .expect("valid ConfigMap")
-}
-
-/// Polls `check` until it is true or five seconds pass.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 pub const CRD: &str = r#"{

@@ -95,16 +95,7 @@ async fn check_1_2_version_and_api_resources() {
 #[tokio::test(flavor = "multi_thread")]
 async fn check_3_to_8_crd_apply_validation_printer_columns_and_status() {
     let kubectl = Kubectl::start().await;
-    kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
-    kubectl
-        .ok(&[
-            "wait",
-            "--for",
-            "condition=established",
-            "crd/postgreswriters.example.com",
-            "--timeout=10s",
-        ])
-        .await;
+    kubectl.install_crd().await;
     let resources = kubectl.ok(&["api-resources"]).await;
     assert!(resources.contains("pgw"), "{resources}");
     let raw = kubectl.ok(&["get", "--raw", "/apis/example.com/v1"]).await;
@@ -277,16 +268,7 @@ async fn check_9_27_deployment_reapply_removes_a_container_and_rolls_out() {
 async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
     use std::io::{BufRead, BufReader};
     let kubectl = Kubectl::start().await;
-    kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
-    kubectl
-        .ok(&[
-            "wait",
-            "--for",
-            "condition=established",
-            "crd/postgreswriters.example.com",
-            "--timeout=10s",
-        ])
-        .await;
+    kubectl.install_crd().await;
     kubectl.ok(&["apply", "-f", &fixture("cr.yaml")]).await;
     let mut watch = Command::new("/usr/bin/kubectl")
         .args(["get", "pgw", "-w"])
@@ -324,6 +306,19 @@ async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
 }
 
 impl Kubectl {
+    /// Check 3: applies the fixture CRD and waits until it is established.
+    async fn install_crd(&self) {
+        self.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
+        self.ok(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "crd/postgreswriters.example.com",
+            "--timeout=10s",
+        ])
+        .await;
+    }
+
     /// Writes `yaml` to a file in the test's HOME and returns its path, for `kubectl ... -f`.
     fn manifest(&self, name: &str, yaml: &str) -> String {
         let path = self.home.path().join(name);
@@ -398,16 +393,7 @@ async fn check_14_cascading_deletes_background_foreground_and_orphan() {
 #[tokio::test(flavor = "multi_thread")]
 async fn check_15_server_side_apply_conflicts_between_managers_until_forced() {
     let kubectl = Kubectl::start().await;
-    kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
-    kubectl
-        .ok(&[
-            "wait",
-            "--for",
-            "condition=established",
-            "crd/postgreswriters.example.com",
-            "--timeout=10s",
-        ])
-        .await;
+    kubectl.install_crd().await;
     kubectl
         .ok(&["apply", "--server-side", "-f", &fixture("cr.yaml")])
         .await;

@@ -1,0 +1,40 @@
+//! What the kube-rs tests of the API server share: a server with its client, Status errors, and
+//! polling with a deadline.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use apiserver::{ApiServer, Config};
+use kube::Client;
+
+/// A server on a free loopback port (token and TLS, as by default) and a client for it.
+pub async fn start() -> (ApiServer, Client) {
+    let server = ApiServer::start(Config::default()).await.expect("server starts");
+    let client = server.client();
+    (server, client)
+}
+
+/// The Status of a failed request.
+pub fn api_error(error: kube::Error) -> kube::core::Status {
+    match error {
+        kube::Error::Api(response) => *response,
+        other => panic!("expected a Status error, got {other:?}"),
+    }
+}
+
+/// Polls `check` until it is true or ten seconds pass.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -620,3 +620,26 @@ async fn l5_a_dependent_written_after_its_owner_is_gone_is_collected() {
     api.create(&PostParams::default(), &unknown).await.unwrap();
     assert!(api.get_opt("unknown-owner-child").await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn l3_the_default_and_system_namespaces_cannot_be_deleted() {
+    use k8s_openapi::api::core::v1::Namespace;
+    let (_server, client) = start().await;
+    let namespaces: Api<Namespace> = Api::all(client);
+    for name in ["default", "kube-system", "kube-public"] {
+        let refused = namespaces
+            .delete(name, &DeleteParams::default())
+            .await
+            .unwrap_err();
+        assert_eq!(api_error(refused).code, 403, "{name}");
+        assert!(
+            namespaces
+                .get(name)
+                .await
+                .unwrap()
+                .metadata
+                .deletion_timestamp
+                .is_none()
+        );
+    }
+}

@@ -58,6 +58,19 @@ pub(crate) fn after_write(
     }
 }
 
+/// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one (directly,
+/// by deletecollection or by garbage collection) is 403.
+const IMMORTAL_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
+
+pub(crate) fn check_deletable(rt: &ResourceType, name: &str) -> Result<(), crate::error::Error> {
+    if is(rt, "", "namespaces") && IMMORTAL_NAMESPACES.contains(&name) {
+        return Err(crate::error::Error::Forbidden(format!(
+            "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+        )));
+    }
+    Ok(())
+}
+
 /// Deletes that are more than marking or removing one object. `Some` when handled here.
 pub(crate) fn on_delete(
     store: &Store,

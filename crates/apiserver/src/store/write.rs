@@ -698,6 +698,7 @@ impl Store {
         let old = self
             .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
+        emulated::check_deletable(rt, name)?;
         if let Some(teardown) = emulated::on_delete(self, state, rt, namespace, &old, propagation) {
             return Ok(teardown);
         }

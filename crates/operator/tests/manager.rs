@@ -513,7 +513,11 @@ async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish() {
     let runtime = ReconcileRuntime::new("slow", ctx.metrics.clone(), Backoff::default());
     let slow = ctx.configure(
         "slow",
-        ctx.controller(Api::<ConfigMap>::namespaced(client.clone(), "default"), &runtime),
+        ctx.controller(
+            Api::<ConfigMap>::namespaced(client.clone(), "default"),
+            &runtime,
+            operator::controllers::Triggers::EveryChange,
+        ),
     );
     let progress = Arc::new(Progress::default());
     let reconcile = |_: Arc<ConfigMap>, progress: Arc<Progress>| async move {

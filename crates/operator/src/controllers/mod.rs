@@ -43,6 +43,18 @@ impl ControllerContext {
     }
 }
 
+/// Which changes to a controller's own objects start a reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Triggers {
+    /// Every change, the controller's own status writes included.
+    EveryChange,
+    /// Changes to the spec (generation), finalizers, labels or annotations. A status-only change is
+    /// the controller's own write coming back, as controller-runtime's GenerationChangedPredicate has
+    /// it; for a controller whose status follows only its object and the outside world, that is a
+    /// reconcile (and, for postgres-writer, a row read) per write saved. Drift is the resync's job.
+    SpecAndMetadata,
+}
+
 /// The key reconciles, back-off and the work-queue gauge use: `namespace/name`.
 pub fn object_key<K: kube::Resource>(object: &K) -> String {
     use kube::ResourceExt;
@@ -55,13 +67,18 @@ impl ControllerContext {
     /// - reports the cache synced to /readyz once the first full list has gone through the cache. (Not
     ///   with `Store::wait_until_ready`: its channel wakes one waiter only, and a second waiter can
     ///   leave kube-runtime's own, which holds reconciles until then, asleep.)
-    /// - reconciles on changes to spec, finalizers, labels and annotations, not on status-only ones;
+    /// - reconciles on the changes `triggers` names;
     /// - stops gracefully on shutdown: no new reconciles start, in-flight ones finish. Shutdown also
     ///   drops the cache's writer. kube-runtime stops feeding the cache once shutdown begins, so a
     ///   shutdown before the first list completed (e.g. right after winning leader election) would
     ///   leave it waiting forever for a cache that cannot fill; without a writer the cache reports it
     ///   never will, and the controller, which had nothing in flight, ends at once.
-    pub fn controller<K>(&self, api: kube::Api<K>, runtime: &ReconcileRuntime) -> kube::runtime::Controller<K>
+    pub fn controller<K>(
+        &self,
+        api: kube::Api<K>,
+        runtime: &ReconcileRuntime,
+        triggers: Triggers,
+    ) -> kube::runtime::Controller<K>
     where
         K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Eq + std::hash::Hash + Clone + Default + std::fmt::Debug + Unpin,
@@ -89,16 +106,20 @@ impl ControllerContext {
             })
             .default_backoff()
             .touched_objects()
-            // A change to the spec (generation), finalizers, labels or annotations is worth a
-            // reconcile; one to the status alone is the controller's own write coming back, as
-            // controller-runtime's GenerationChangedPredicate has it. Drift is the resync's job.
-            .predicate_filter(
-                predicates::generation
-                    .combine(predicates::finalizers)
-                    .combine(predicates::labels)
-                    .combine(predicates::annotations),
-                PredicateConfig::default(),
-            )
+            .boxed();
+        let trigger = match triggers {
+            Triggers::EveryChange => trigger,
+            Triggers::SpecAndMetadata => trigger
+                .predicate_filter(
+                    predicates::generation
+                        .combine(predicates::finalizers)
+                        .combine(predicates::labels)
+                        .combine(predicates::annotations),
+                    PredicateConfig::default(),
+                )
+                .boxed(),
+        };
+        let trigger = trigger
             .inspect_ok(move |object| queue.add(object_key(object)))
             .boxed();
         // Shared by the trigger and the shutdown future, which the same controller task polls, the

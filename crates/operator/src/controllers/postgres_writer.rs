@@ -83,7 +83,11 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
         }),
     );
     let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = ctx.controller(Api::<PostgresWriter>::all(ctx.client.clone()), &runtime);
+    let controller = ctx.controller(
+        Api::<PostgresWriter>::all(ctx.client.clone()),
+        &runtime,
+        super::Triggers::SpecAndMetadata,
+    );
     if settings.orphan_sweep {
         let sweeping = sweep_orphan_rows_periodically(
             ctx.client.clone(),

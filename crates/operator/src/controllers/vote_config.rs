@@ -40,7 +40,11 @@ struct Context {
 pub async fn run(ctx: ControllerContext) -> Result<()> {
     let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
     let controller = ctx
-        .controller(Api::<VoteConfig>::all(ctx.client.clone()), &runtime)
+        .controller(
+            Api::<VoteConfig>::all(ctx.client.clone()),
+            &runtime,
+            super::Triggers::EveryChange,
+        )
         .owns(
             Api::<ConfigMap>::all(ctx.client.clone()),
             watcher::Config::default(),

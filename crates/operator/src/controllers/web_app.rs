@@ -49,7 +49,11 @@ struct Context {
 pub async fn run(ctx: ControllerContext) -> Result<()> {
     let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
     let controller = ctx
-        .controller(Api::<WebApp>::all(ctx.client.clone()), &runtime)
+        .controller(
+            Api::<WebApp>::all(ctx.client.clone()),
+            &runtime,
+            super::Triggers::EveryChange,
+        )
         .owns(
             Api::<Deployment>::all(ctx.client.clone()),
             watcher::Config::default(),

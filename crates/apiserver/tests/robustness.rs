@@ -264,6 +264,13 @@ async fn d3_d6_discovery_finds_built_ins_and_custom_resources_both_ways() {
     }
 }
 
+/// `step` within 30 s, or a failure naming it (rather than a hang until the harness's limit).
+async fn bounded<T>(what: &str, step: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(30), step)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took over 30 s"))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn w6_w9_watcher_lists_then_watches_and_relists_after_the_history_expires() {
     let server = ApiServer::start(Config {
@@ -275,7 +282,9 @@ async fn w6_w9_watcher_lists_then_watches_and_relists_after_the_history_expires(
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("first".into());
-    api.create(&PostParams::default(), &cm).await.unwrap();
+    bounded("creating first", api.create(&PostParams::default(), &cm))
+        .await
+        .unwrap();
     let mut events = watcher(api.clone(), watcher::Config::default()).boxed();
     let mut saw_init_done = false;
     while !saw_init_done {
@@ -290,7 +299,9 @@ async fn w6_w9_watcher_lists_then_watches_and_relists_after_the_history_expires(
         }
     }
     cm.metadata.name = Some("second".into());
-    api.create(&PostParams::default(), &cm).await.unwrap();
+    bounded("creating second", api.create(&PostParams::default(), &cm))
+        .await
+        .unwrap();
     let applied = loop {
         match tokio::time::timeout(Duration::from_secs(10), events.try_next())
             .await

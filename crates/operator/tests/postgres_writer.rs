@@ -16,7 +16,7 @@ use operator::{
 use serde_json::{Value, json};
 use support::{
     Running, eventually,
-    postgres_writer::{connect, wait_reason, writer},
+    postgres_writer::{connect, rows, wait_reason, writer},
 };
 
 const LONG: Duration = Duration::from_secs(60);
@@ -55,22 +55,6 @@ fn operator(world: &World, settings: Settings) -> Running {
     support::spawn(ctx, shutdown, move |ctx| {
         postgres_writer::run(ctx, pool, settings)
     })
-}
-
-async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<(String, String, i32, String)> {
-    match sql
-        .query(
-            &format!("SELECT id, name, age, country FROM \"{table}\" ORDER BY id"),
-            &[],
-        )
-        .await
-    {
-        Ok(rows) => rows
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -19,9 +19,7 @@ use std::{
 };
 
 use futures::StreamExt;
-use k8s_openapi::{
-    api::core::v1::ConfigMap, apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{
     Api, ResourceExt,
     api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
@@ -34,7 +32,7 @@ use operator::{
 use serde_json::json;
 use support::{
     Running, eventually,
-    postgres_writer::{connect, ready_reason, wait_reason, writer},
+    postgres_writer::{StoredRow, connect, ready_reason, rows, wait_reason, writer},
 };
 use tokio::task::AbortHandle;
 
@@ -43,7 +41,6 @@ const LONG: Duration = Duration::from_secs(45);
 const SHORT: Duration = Duration::from_secs(15);
 
 /// A row as a user reads it: (id, name, age, country).
-type StoredRow = (String, String, i32, String);
 
 struct World {
     server: apiserver::ApiServer,
@@ -58,16 +55,7 @@ async fn world() -> World {
 }
 
 async fn world_with(config: apiserver::Config) -> World {
-    let server = apiserver::ApiServer::start(config)
-        .await
-        .expect("API server starts");
-    let client = server.client();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in operator::api::crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("CRD installs");
-    }
+    let (server, client) = support::cluster_with(config).await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
@@ -122,22 +110,6 @@ fn student_row(i: i64) -> StoredRow {
         i as i32,
         "canada".into(),
     )
-}
-
-async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<StoredRow> {
-    match sql
-        .query(
-            &format!("SELECT id, name, age, country FROM \"{table}\" ORDER BY id"),
-            &[],
-        )
-        .await
-    {
-        Ok(rows) => rows
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 /// (id, owner_uid) of every row, by id.

@@ -17,9 +17,12 @@ use operator::{
 use tokio::{sync::watch, task::JoinHandle};
 
 pub async fn cluster() -> (ApiServer, kube::Client) {
-    let server = ApiServer::start(Config::default())
-        .await
-        .expect("API server starts");
+    cluster_with(Config::default()).await
+}
+
+/// [`cluster`] with a server configured as `config` says.
+pub async fn cluster_with(config: Config) -> (ApiServer, kube::Client) {
+    let server = ApiServer::start(config).await.expect("API server starts");
     let client = server.client();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in operator::api::crds() {

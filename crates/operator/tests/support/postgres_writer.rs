@@ -49,3 +49,23 @@ pub async fn wait_reason(
     })
     .await
 }
+
+/// A row as the tests read it: id, name, age, country.
+pub type StoredRow = (String, String, i32, String);
+
+/// Every row of `table`, by id; none when the table does not exist.
+pub async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<StoredRow> {
+    match sql
+        .query(
+            &format!("SELECT id, name, age, country FROM \"{table}\" ORDER BY id"),
+            &[],
+        )
+        .await
+    {
+        Ok(rows) => rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}

@@ -40,8 +40,6 @@ const OPERATOR: &str = env!("CARGO_BIN_EXE_operator");
 const LONG: Duration = Duration::from_secs(45);
 const SHORT: Duration = Duration::from_secs(15);
 
-/// A row as a user reads it: (id, name, age, country).
-
 struct World {
     server: apiserver::ApiServer,
     client: kube::Client,

@@ -325,7 +325,8 @@ impl axum::serve::Listener for TlsListener {
             // Both branches are cancel-safe: nothing accepted or handshaken is lost between calls.
             tokio::select! {
                 accepted = self.tcp.accept() => match accepted {
-                    Ok((tcp, peer)) => {
+                    Ok((mut tcp, peer)) => {
+                        crate::no_delay(&mut tcp);
                         let acceptor = self.acceptor.clone();
                         self.handshakes.spawn(async move {
                             match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {

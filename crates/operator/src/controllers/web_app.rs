@@ -43,7 +43,6 @@ struct Context {
     client: kube::Client,
     runtime: ReconcileRuntime,
     events: EventPublisher,
-    resync: std::time::Duration,
 }
 
 pub async fn run(ctx: ControllerContext) -> Result<()> {
@@ -66,7 +65,6 @@ pub async fn run(ctx: ControllerContext) -> Result<()> {
         client: ctx.client.clone(),
         runtime,
         events: ctx.events(NAME),
-        resync: ctx.resync,
     });
     super::drain(
         ctx.configure(NAME, controller)
@@ -276,7 +274,8 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
         let body = json!({"apiVersion": "example.com/v1", "kind": "WebApp", "status": status});
         api.patch_status(&name, &apply, &Patch::Apply(body)).await?;
     }
-    Ok(Action::requeue(ctx.resync))
+    // Drift is repaired by the controller's periodic resync of every object.
+    Ok(Action::await_change())
 }
 
 /// The hook for external cleanup; the children go by garbage collection. It never fails, so deletion

@@ -1,13 +1,16 @@
 //! PostgresWriter at scale (issue 4), against the embedded API server and a throwaway PostgreSQL, with
 //! the real `operator` binary as a separate process so its RSS is its own:
 //! 1. the bare figure: the API writes the operator cannot avoid (create, add finalizer, write status;
-//!    delete, remove finalizer) made directly by this process for N resources, no operator running;
+//!    delete, remove finalizer) made directly by this process for N resources, no operator running,
+//!    timed like the operator's phases by a watch that sees every status Ready / every resource gone;
+//!    and the same again with the Event per row write and per row delete that issue 4 point 5 asks for;
 //! 2. N resources created at once: time until every row is present and every status Ready, then all
 //!    deleted: time until every row and every resource is gone, each against the bare figure;
 //! 3. operator RSS at steady state with N resources;
 //! 4. create-to-row latency at a steady 200 creates/s (the row's commit is seen through LISTEN/NOTIFY).
 //!
-//! `cargo bench -p operator --bench convergence` (N=10000; `BENCH_RESOURCES=...` to change it).
+//! `cargo bench -p operator --bench convergence` (N=10000; `BENCH_RESOURCES=...` to change it;
+//! `BENCH_OPERATOR_LOG=debug` passes a log filter to the operator, whose log goes to stderr).
 
 use std::{
     collections::{HashMap, HashSet},
@@ -17,8 +20,9 @@ use std::{
 };
 
 use futures::{StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::{core::v1::Namespace, events::v1::Event};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::{
     Api, ResourceExt,
     api::{DeleteParams, Patch, PatchParams, PostParams},
@@ -67,23 +71,54 @@ async fn namespace(client: &kube::Client, name: &str) {
         .expect("namespace created");
 }
 
-/// The unavoidable API writes for n resources, made directly: (create phase, delete phase).
-async fn bare_api_writes(client: &kube::Client, n: usize) -> (Duration, Duration) {
-    namespace(client, "bare").await;
-    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "bare");
-    let create = fan_out(n, {
-        let api = api.clone();
+/// One Event about resource `name`, as the operator records a row write or delete (issue 4 point 5).
+async fn record_event(events: &Api<Event>, namespace: &str, name: &str, reason: &str) {
+    let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+    let body: Event = serde_json::from_value(json!({
+        "metadata": {"name": format!("{name}.{:x}", now.0.as_nanosecond()), "namespace": namespace},
+        "action": "Reconcile", "eventTime": now, "reason": reason, "type": "Normal",
+        "note": format!("row {namespace}/{name} {reason}"),
+        "regarding": {"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter", "name": name, "namespace": namespace},
+        "reportingController": "bench", "reportingInstance": "bench",
+    }))
+    .expect("event");
+    events
+        .create(&PostParams::default(), &body)
+        .await
+        .expect("event created");
+}
+
+/// The unavoidable API writes for n resources, made directly in namespace `ns`, each phase timed until
+/// the same watch that times the operator's phases has seen every status Ready, then every resource
+/// gone: (create phase, delete phase). With `events`, one Event per resource and phase too.
+async fn bare_api_writes(
+    client: &kube::Client,
+    n: usize,
+    ns: &'static str,
+    events: bool,
+) -> (Duration, Duration) {
+    namespace(client, ns).await;
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), ns);
+    let recorder: Api<Event> = Api::namespaced(client.clone(), ns);
+    let seen = track(client, ns);
+    let cpu = CpuSplit::now(None);
+    let started = Instant::now();
+    fan_out(n, {
+        let (api, recorder) = (api.clone(), recorder.clone());
         move |i| {
-            let api = api.clone();
+            let (api, recorder) = (api.clone(), recorder.clone());
             async move {
                 let name = format!("w{i}");
-                api.create(&PostParams::default(), &writer("bare", &name, "bare"))
+                api.create(&PostParams::default(), &writer(ns, &name, "bare"))
                     .await
                     .expect("create");
                 let finalizer = json!([{"op": "add", "path": "/metadata/finalizers", "value": [FINALIZER]}]);
                 api.patch(&name, &PatchParams::default(), &Patch::Json::<()>(serde_json::from_value(finalizer).expect("patch")))
                     .await
                     .expect("finalizer");
+                if events {
+                    record_event(&recorder, ns, &name, "Written").await;
+                }
                 let status = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
                     "status": {"observedGeneration": 1, "table": "bare", "conditions": [{"type": "Ready", "status": "True",
                     "reason": "Synced", "message": "row is in table bare", "lastTransitionTime": "2026-11-22T00:00:00Z", "observedGeneration": 1}]}});
@@ -94,13 +129,24 @@ async fn bare_api_writes(client: &kube::Client, n: usize) -> (Duration, Duration
         }
     })
     .await;
-    let delete = fan_out(n, {
-        let api = api.clone();
+    until("every bare status Ready", Duration::from_secs(600), async || {
+        seen.lock().expect("lock").ready.len() == n
+    })
+    .await;
+    let create = started.elapsed();
+    println!("bare ({ns}) create phase {}", cpu.since(None));
+    let cpu = CpuSplit::now(None);
+    let started = Instant::now();
+    fan_out(n, {
+        let (api, recorder) = (api.clone(), recorder.clone());
         move |i| {
-            let api = api.clone();
+            let (api, recorder) = (api.clone(), recorder.clone());
             async move {
                 let name = format!("w{i}");
                 api.delete(&name, &DeleteParams::default()).await.expect("delete");
+                if events {
+                    record_event(&recorder, ns, &name, "Deleted").await;
+                }
                 let remove = json!([{"op": "remove", "path": "/metadata/finalizers"}]);
                 api.patch(
                     &name,
@@ -113,6 +159,12 @@ async fn bare_api_writes(client: &kube::Client, n: usize) -> (Duration, Duration
         }
     })
     .await;
+    until("every bare resource gone", Duration::from_secs(600), async || {
+        seen.lock().expect("lock").present.is_empty()
+    })
+    .await;
+    let delete = started.elapsed();
+    println!("bare ({ns}) delete phase {}", cpu.since(None));
     (create, delete)
 }
 
@@ -189,6 +241,75 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds (user + system) used so far by process `pid`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th (in ticks).
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// CPU seconds used so far by every PostgreSQL process on the machine (the throwaway cluster's).
+fn postgres_cpu_seconds() -> f64 {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
+        })
+        .map(cpu_seconds)
+        .sum()
+}
+
+/// CPU seconds the hypervisor gave to others while this machine wanted them (`steal` in /proc/stat):
+/// a phase with much of it ran on a busy host, and its times are not comparable.
+fn stolen_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let cpu = stat.lines().next().unwrap_or_default();
+    cpu.split_whitespace()
+        .nth(8)
+        .and_then(|ticks| ticks.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 100.0
+}
+
+/// Where the CPU went during a phase: (this process: API server + clients, operator, PostgreSQL).
+struct CpuSplit {
+    bench: f64,
+    operator: f64,
+    postgres: f64,
+    stolen: f64,
+}
+
+impl CpuSplit {
+    fn now(operator: Option<u32>) -> Self {
+        CpuSplit {
+            bench: cpu_seconds(std::process::id()),
+            operator: operator.map_or(0.0, cpu_seconds),
+            postgres: postgres_cpu_seconds(),
+            stolen: stolen_seconds(),
+        }
+    }
+
+    fn since(&self, operator: Option<u32>) -> String {
+        let now = CpuSplit::now(operator);
+        format!(
+            "CPU s: API server + clients {:.2}, operator {:.2}, PostgreSQL {:.2} (stolen by the host {:.2})",
+            now.bench - self.bench,
+            now.operator - self.operator,
+            now.postgres - self.postgres,
+            now.stolen - self.stolen
+        )
+    }
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -205,20 +326,20 @@ impl Drop for Operator {
     }
 }
 
-async fn start_operator(kubeconfig: &std::path::Path, database_url: &str) -> (Operator, u16) {
+/// The operator, its probe port and its metrics port.
+async fn start_operator(kubeconfig: &std::path::Path, database_url: &str) -> (Operator, u16, u16) {
     let probes = free_port();
+    let metrics = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_operator"))
-        .args([
-            "run",
-            "--controllers",
-            "postgres-writer",
-            "--metrics-bind-address",
-            "0",
-        ])
+        .args(["run", "--controllers", "postgres-writer"])
+        .arg(format!("--metrics-bind-address=127.0.0.1:{metrics}"))
         .arg(format!("--health-probe-bind-address=127.0.0.1:{probes}"))
         .env("KUBECONFIG", kubeconfig)
         .env("DATABASE_URL", database_url)
-        .env("LOG_LEVEL", "warn")
+        .env(
+            "LOG_LEVEL",
+            std::env::var("BENCH_OPERATOR_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::null())
         .spawn()
         .expect("operator starts");
@@ -227,21 +348,46 @@ async fn start_operator(kubeconfig: &std::path::Path, database_url: &str) -> (Op
         readyz(probes).await
     })
     .await;
-    (operator, probes)
+    (operator, probes, metrics)
 }
 
 async fn readyz(port: u16) -> bool {
+    http_get(port, "/readyz")
+        .await
+        .is_some_and(|r| r.starts_with("HTTP/1.1 200"))
+}
+
+/// The whole response to `GET path` on a loopback port, or `None` when nothing answers.
+async fn http_get(port: u16, path: &str) -> Option<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
-        return false;
-    };
-    let request = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-    if stream.write_all(request.as_bytes()).await.is_err() {
-        return false;
-    }
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.ok()?;
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response).await;
-    response.starts_with("HTTP/1.1 200")
+    Some(response)
+}
+
+/// Statements and rows of one database operation so far, from the operator's metrics.
+async fn statements(metrics: u16, operation: &str) -> (f64, f64) {
+    let text = http_get(metrics, "/metrics").await.unwrap_or_default();
+    let value = |name: &str| {
+        let series = format!("postgres_writer_batch_rows_{name}{{operation=\"{operation}\"}} ");
+        text.lines()
+            .find_map(|line| line.strip_prefix(series.as_str())?.trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (value("count"), value("sum"))
+}
+
+/// How the operator's row writes of a phase were batched.
+async fn batching(metrics: u16, operation: &str, before: (f64, f64)) -> String {
+    let (count, rows) = statements(metrics, operation).await;
+    let (count, rows) = (count - before.0, rows - before.1);
+    format!(
+        "{operation}: {count} statements, {:.1} rows each",
+        rows / count.max(1.0)
+    )
 }
 
 /// Creates `n` resources at `rate`/s into a table whose inserts NOTIFY; returns per-resource latency
@@ -329,7 +475,7 @@ async fn main() {
     tokio::spawn(connection);
     let server = apiserver::ApiServer::start(apiserver::Config {
         // Both phases' events fit, so no watcher has to relist mid-run.
-        history_capacity: 8 * n + 10_000,
+        history_capacity: 16 * n + 10_000,
         ..Default::default()
     })
     .await
@@ -344,18 +490,24 @@ async fn main() {
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
 
     println!("PostgresWriter convergence, {n} resources, {CREATORS} concurrent client tasks");
-    let (bare_create, bare_delete) = bare_api_writes(&client, n).await;
+    let (bare_create, bare_delete) = bare_api_writes(&client, n, "bare", false).await;
     println!(
         "bare API writes: create+finalizer+status {bare_create:?}, delete+finalizer removal {bare_delete:?}"
     );
+    let (evented_create, evented_delete) = bare_api_writes(&client, n, "bare-events", true).await;
+    println!(
+        "bare API writes and the Events point 5 asks for: create {evented_create:?}, delete {evented_delete:?}"
+    );
 
-    let (operator, _probes) = start_operator(&kubeconfig, &pg.url()).await;
+    let (operator, _probes, metrics) = start_operator(&kubeconfig, &pg.url()).await;
     let pid = operator.0.id();
     let idle_rss = rss_kib(pid);
     namespace(&client, "bench").await;
     let seen = track(&client, "bench");
     let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "bench");
     let started = Instant::now();
+    let cpu = CpuSplit::now(Some(pid));
+    let upserts = statements(metrics, "upsert").await;
     fan_out(n, {
         let api = api.clone();
         move |i| {
@@ -378,11 +530,25 @@ async fn main() {
     )
     .await;
     let converged = started.elapsed();
+    println!("create phase {}", cpu.since(Some(pid)));
+    println!("create phase rows {}", batching(metrics, "upsert", upserts).await);
     // Steady state: nothing left to reconcile; let the allocator settle for a moment.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let steady_rss = rss_kib(pid);
+    if let Some(later) = std::env::var("BENCH_RSS_AGAIN_AFTER")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        tokio::time::sleep(Duration::from_secs(later)).await;
+        println!(
+            "operator RSS {later} s later: {:.1} MiB",
+            rss_kib(pid) as f64 / 1024.0
+        );
+    }
 
     let started = Instant::now();
+    let cpu = CpuSplit::now(Some(pid));
+    let deletes = statements(metrics, "delete").await;
     fan_out(n, {
         let api = api.clone();
         move |i| {
@@ -402,18 +568,22 @@ async fn main() {
     )
     .await;
     let deleted = started.elapsed();
+    println!("delete phase {}", cpu.since(Some(pid)));
+    println!("delete phase rows {}", batching(metrics, "delete", deletes).await);
 
     let latencies = create_to_row_latency(&client, &pg.url(), &sql, 2_000, 200).await;
     drop(operator);
 
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     println!(
-        "create {n}: every row + Ready in {converged:?} = {:.2}x the bare {bare_create:?}",
-        ratio(converged, bare_create)
+        "create {n}: every row + Ready in {converged:?} = {:.2}x the bare {bare_create:?} ({:.2}x with Events)",
+        ratio(converged, bare_create),
+        ratio(converged, evented_create)
     );
     println!(
-        "delete {n}: every row + resource gone in {deleted:?} = {:.2}x the bare {bare_delete:?}",
-        ratio(deleted, bare_delete)
+        "delete {n}: every row + resource gone in {deleted:?} = {:.2}x the bare {bare_delete:?} ({:.2}x with Events)",
+        ratio(deleted, bare_delete),
+        ratio(deleted, evented_delete)
     );
     println!(
         "create-to-row at 200/s over {} creates: p50 {:?}, p99 {:?}, max {:?}",

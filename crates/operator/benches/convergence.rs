@@ -9,8 +9,13 @@
 //! 3. operator RSS at steady state with N resources;
 //! 4. create-to-row latency at a steady 200 creates/s (the row's commit is seen through LISTEN/NOTIFY).
 //!
-//! `cargo bench -p operator --bench convergence` (N=10000; `BENCH_RESOURCES=...` to change it;
-//! `BENCH_OPERATOR_LOG=debug` passes a log filter to the operator, whose log goes to stderr).
+//! Steps 1-3 run in rounds (the machine is shared and noisy; the medians are the figures), each in
+//! fresh namespaces with the operator started anew; step 4 runs once, after the last round.
+//!
+//! `cargo bench -p operator --bench convergence` (N=10000, 3 rounds). Knobs: `BENCH_RESOURCES`,
+//! `BENCH_ROUNDS`, `BENCH_OPERATOR_LOG=debug` (a log filter for the operator, whose log goes to
+//! stderr), `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later).
+//! `cargo bench --profile profiling ...` builds in a fraction of the time, for trying changes.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -91,12 +96,7 @@ async fn record_event(events: &Api<Event>, namespace: &str, name: &str, reason: 
 /// The unavoidable API writes for n resources, made directly in namespace `ns`, each phase timed until
 /// the same watch that times the operator's phases has seen every status Ready, then every resource
 /// gone: (create phase, delete phase). With `events`, one Event per resource and phase too.
-async fn bare_api_writes(
-    client: &kube::Client,
-    n: usize,
-    ns: &'static str,
-    events: bool,
-) -> (Duration, Duration) {
+async fn bare_api_writes(client: &kube::Client, n: usize, ns: &str, events: bool) -> (Duration, Duration) {
     namespace(client, ns).await;
     let api: Api<PostgresWriter> = Api::namespaced(client.clone(), ns);
     let recorder: Api<Event> = Api::namespaced(client.clone(), ns);
@@ -104,12 +104,12 @@ async fn bare_api_writes(
     let cpu = CpuSplit::now(None);
     let started = Instant::now();
     fan_out(n, {
-        let (api, recorder) = (api.clone(), recorder.clone());
+        let (api, recorder, ns) = (api.clone(), recorder.clone(), ns.to_owned());
         move |i| {
-            let (api, recorder) = (api.clone(), recorder.clone());
+            let (api, recorder, ns) = (api.clone(), recorder.clone(), ns.clone());
             async move {
                 let name = format!("w{i}");
-                api.create(&PostParams::default(), &writer(ns, &name, "bare"))
+                api.create(&PostParams::default(), &writer(&ns, &name, "bare"))
                     .await
                     .expect("create");
                 let finalizer = json!([{"op": "add", "path": "/metadata/finalizers", "value": [FINALIZER]}]);
@@ -117,7 +117,7 @@ async fn bare_api_writes(
                     .await
                     .expect("finalizer");
                 if events {
-                    record_event(&recorder, ns, &name, "Written").await;
+                    record_event(&recorder, &ns, &name, "Written").await;
                 }
                 let status = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
                     "status": {"observedGeneration": 1, "table": "bare", "conditions": [{"type": "Ready", "status": "True",
@@ -138,14 +138,14 @@ async fn bare_api_writes(
     let cpu = CpuSplit::now(None);
     let started = Instant::now();
     fan_out(n, {
-        let (api, recorder) = (api.clone(), recorder.clone());
+        let (api, recorder, ns) = (api.clone(), recorder.clone(), ns.to_owned());
         move |i| {
-            let (api, recorder) = (api.clone(), recorder.clone());
+            let (api, recorder, ns) = (api.clone(), recorder.clone(), ns.clone());
             async move {
                 let name = format!("w{i}");
                 api.delete(&name, &DeleteParams::default()).await.expect("delete");
                 if events {
-                    record_event(&recorder, ns, &name, "Deleted").await;
+                    record_event(&recorder, &ns, &name, "Deleted").await;
                 }
                 let remove = json!([{"op": "remove", "path": "/metadata/finalizers"}]);
                 api.patch(
@@ -489,36 +489,111 @@ async fn main() {
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
 
-    println!("PostgresWriter convergence, {n} resources, {CREATORS} concurrent client tasks");
-    let (bare_create, bare_delete) = bare_api_writes(&client, n, "bare", false).await;
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     println!(
-        "bare API writes: create+finalizer+status {bare_create:?}, delete+finalizer removal {bare_delete:?}"
+        "PostgresWriter convergence, {n} resources, {CREATORS} concurrent client tasks, {rounds} rounds"
     );
-    let (evented_create, evented_delete) = bare_api_writes(&client, n, "bare-events", true).await;
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    let mut ratios: [Vec<f64>; 4] = Default::default();
+    let mut rss = Vec::new();
+    for round in 1..=rounds {
+        // Each round in fresh namespaces, the operator stopped while the bare writes run (it would
+        // reconcile them) and started anew for its own phases.
+        let (bare_create, bare_delete) = bare_api_writes(&client, n, &format!("bare-{round}"), false).await;
+        println!(
+            "round {round}: bare API writes: create+finalizer+status {bare_create:?}, delete+finalizer removal {bare_delete:?}"
+        );
+        let (evented_create, evented_delete) =
+            bare_api_writes(&client, n, &format!("events-{round}"), true).await;
+        println!(
+            "round {round}: bare API writes and the Events point 5 asks for: create {evented_create:?}, delete {evented_delete:?}"
+        );
+        let (operator, _probes, metrics) = start_operator(&kubeconfig, &pg.url()).await;
+        let phases = operator_phases(&client, &sql, &operator, metrics, n, &format!("bench-{round}")).await;
+        println!(
+            "round {round}: create {n}: every row + Ready in {:?} = {:.2}x the bare ({:.2}x with Events)",
+            phases.converged,
+            ratio(phases.converged, bare_create),
+            ratio(phases.converged, evented_create)
+        );
+        println!(
+            "round {round}: delete {n}: every row + resource gone in {:?} = {:.2}x the bare ({:.2}x with Events)",
+            phases.deleted,
+            ratio(phases.deleted, bare_delete),
+            ratio(phases.deleted, evented_delete)
+        );
+        ratios[0].push(ratio(phases.converged, bare_create));
+        ratios[1].push(ratio(phases.converged, evented_create));
+        ratios[2].push(ratio(phases.deleted, bare_delete));
+        ratios[3].push(ratio(phases.deleted, evented_delete));
+        rss.push((phases.idle_rss_kib, phases.steady_rss_kib));
+        if round == rounds {
+            let latencies = create_to_row_latency(&client, &pg.url(), &sql, 2_000, 200).await;
+            println!(
+                "create-to-row at 200/s over {} creates: p50 {:?}, p99 {:?}, max {:?}",
+                latencies.len(),
+                percentile(&latencies, 0.50),
+                percentile(&latencies, 0.99),
+                latencies.last().copied().unwrap_or_default()
+            );
+        }
+        drop(operator);
+    }
+    let [create, create_events, delete, delete_events] = ratios.map(median);
     println!(
-        "bare API writes and the Events point 5 asks for: create {evented_create:?}, delete {evented_delete:?}"
+        "median of {rounds} rounds: create {create:.2}x the bare ({create_events:.2}x with Events), delete {delete:.2}x ({delete_events:.2}x with Events)"
     );
+    let worst = rss.iter().map(|(_, steady)| *steady).max().unwrap_or(0);
+    println!(
+        "operator RSS: {:.1} MiB idle, {:.1} MiB at steady state with {n} resources (highest of {rounds} rounds)",
+        rss[0].0 as f64 / 1024.0,
+        worst as f64 / 1024.0
+    );
+}
 
-    let (operator, _probes, metrics) = start_operator(&kubeconfig, &pg.url()).await;
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// What one round of the operator's phases measured.
+struct Phases {
+    converged: Duration,
+    deleted: Duration,
+    idle_rss_kib: u64,
+    steady_rss_kib: u64,
+}
+
+/// N resources created at once in namespace `ns` until every row is present and every status Ready,
+/// the operator's RSS at that steady state, then all deleted until every row and resource is gone.
+async fn operator_phases(
+    client: &kube::Client,
+    sql: &tokio_postgres::Client,
+    operator: &Operator,
+    metrics: u16,
+    n: usize,
+    ns: &str,
+) -> Phases {
     let pid = operator.0.id();
-    let idle_rss = rss_kib(pid);
-    namespace(&client, "bench").await;
-    let seen = track(&client, "bench");
-    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "bench");
+    let idle_rss_kib = rss_kib(pid);
+    namespace(client, ns).await;
+    let seen = track(client, ns);
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), ns);
     let started = Instant::now();
     let cpu = CpuSplit::now(Some(pid));
     let upserts = statements(metrics, "upsert").await;
     fan_out(n, {
-        let api = api.clone();
+        let (api, ns) = (api.clone(), ns.to_owned());
         move |i| {
-            let api = api.clone();
+            let (api, ns) = (api.clone(), ns.clone());
             async move {
-                api.create(
-                    &PostParams::default(),
-                    &writer("bench", &format!("w{i}"), "bench"),
-                )
-                .await
-                .expect("create");
+                api.create(&PostParams::default(), &writer(&ns, &format!("w{i}"), "bench"))
+                    .await
+                    .expect("create");
             }
         }
     })
@@ -526,15 +601,18 @@ async fn main() {
     until(
         "every row and every Ready status",
         Duration::from_secs(600),
-        async || seen.lock().expect("lock").ready.len() == n && count_rows(&sql, "bench").await == n as i64,
+        async || seen.lock().expect("lock").ready.len() == n && count_rows(sql, "bench").await == n as i64,
     )
     .await;
     let converged = started.elapsed();
-    println!("create phase {}", cpu.since(Some(pid)));
-    println!("create phase rows {}", batching(metrics, "upsert", upserts).await);
+    println!("{ns} create phase {}", cpu.since(Some(pid)));
+    println!(
+        "{ns} create phase rows {}",
+        batching(metrics, "upsert", upserts).await
+    );
     // Steady state: nothing left to reconcile; let the allocator settle for a moment.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let steady_rss = rss_kib(pid);
+    let steady_rss_kib = rss_kib(pid);
     if let Some(later) = std::env::var("BENCH_RSS_AGAIN_AFTER")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -564,37 +642,19 @@ async fn main() {
     until(
         "every row and every resource gone",
         Duration::from_secs(600),
-        async || seen.lock().expect("lock").present.is_empty() && count_rows(&sql, "bench").await == 0,
+        async || seen.lock().expect("lock").present.is_empty() && count_rows(sql, "bench").await == 0,
     )
     .await;
     let deleted = started.elapsed();
-    println!("delete phase {}", cpu.since(Some(pid)));
-    println!("delete phase rows {}", batching(metrics, "delete", deletes).await);
-
-    let latencies = create_to_row_latency(&client, &pg.url(), &sql, 2_000, 200).await;
-    drop(operator);
-
-    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    println!("{ns} delete phase {}", cpu.since(Some(pid)));
     println!(
-        "create {n}: every row + Ready in {converged:?} = {:.2}x the bare {bare_create:?} ({:.2}x with Events)",
-        ratio(converged, bare_create),
-        ratio(converged, evented_create)
+        "{ns} delete phase rows {}",
+        batching(metrics, "delete", deletes).await
     );
-    println!(
-        "delete {n}: every row + resource gone in {deleted:?} = {:.2}x the bare {bare_delete:?} ({:.2}x with Events)",
-        ratio(deleted, bare_delete),
-        ratio(deleted, evented_delete)
-    );
-    println!(
-        "create-to-row at 200/s over {} creates: p50 {:?}, p99 {:?}, max {:?}",
-        latencies.len(),
-        percentile(&latencies, 0.50),
-        percentile(&latencies, 0.99),
-        latencies.last().copied().unwrap_or_default()
-    );
-    println!(
-        "operator RSS: {:.1} MiB idle, {:.1} MiB at steady state with {n} resources",
-        idle_rss as f64 / 1024.0,
-        steady_rss as f64 / 1024.0
-    );
+    Phases {
+        converged,
+        deleted,
+        idle_rss_kib,
+        steady_rss_kib,
+    }
 }

@@ -254,8 +254,8 @@ fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-/// CPU seconds used so far by every PostgreSQL process on the machine (the throwaway cluster's).
-fn postgres_cpu_seconds() -> f64 {
+/// CPU seconds used so far by each PostgreSQL process on the machine (the throwaway cluster's), by pid.
+fn postgres_cpu_seconds() -> HashMap<u32, f64> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -264,8 +264,8 @@ fn postgres_cpu_seconds() -> f64 {
         .filter(|pid| {
             std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
         })
-        .map(cpu_seconds)
-        .sum()
+        .map(|pid| (pid, cpu_seconds(pid)))
+        .collect()
 }
 
 /// CPU seconds the hypervisor gave to others while this machine wanted them (`steal` in /proc/stat):
@@ -284,7 +284,7 @@ fn stolen_seconds() -> f64 {
 struct CpuSplit {
     bench: f64,
     operator: f64,
-    postgres: f64,
+    postgres: HashMap<u32, f64>,
     stolen: f64,
 }
 
@@ -304,7 +304,11 @@ impl CpuSplit {
             "CPU s: API server + clients {:.2}, operator {:.2}, PostgreSQL {:.2} (stolen by the host {:.2})",
             now.bench - self.bench,
             now.operator - self.operator,
-            now.postgres - self.postgres,
+            // A backend that exited in between is not counted; one that started counts whole.
+            now.postgres
+                .iter()
+                .map(|(pid, used)| used - self.postgres.get(pid).copied().unwrap_or(0.0))
+                .sum::<f64>(),
             now.stolen - self.stolen
         )
     }

@@ -584,6 +584,8 @@ async fn operator_phases(
 ) -> Phases {
     let pid = operator.0.id();
     let idle_rss_kib = rss_kib(pid);
+    // A table per round: the last round's deleted rows would leave the next one autovacuum's work.
+    let table = ns.replace('-', "_");
     namespace(client, ns).await;
     let seen = track(client, ns);
     let api: Api<PostgresWriter> = Api::namespaced(client.clone(), ns);
@@ -591,11 +593,11 @@ async fn operator_phases(
     let cpu = CpuSplit::now(Some(pid));
     let upserts = statements(metrics, "upsert").await;
     fan_out(n, {
-        let (api, ns) = (api.clone(), ns.to_owned());
+        let (api, ns, table) = (api.clone(), ns.to_owned(), table.clone());
         move |i| {
-            let (api, ns) = (api.clone(), ns.clone());
+            let (api, ns, table) = (api.clone(), ns.clone(), table.clone());
             async move {
-                api.create(&PostParams::default(), &writer(&ns, &format!("w{i}"), "bench"))
+                api.create(&PostParams::default(), &writer(&ns, &format!("w{i}"), &table))
                     .await
                     .expect("create");
             }
@@ -605,7 +607,7 @@ async fn operator_phases(
     until(
         "every row and every Ready status",
         Duration::from_secs(600),
-        async || seen.lock().expect("lock").ready.len() == n && count_rows(sql, "bench").await == n as i64,
+        async || seen.lock().expect("lock").ready.len() == n && count_rows(sql, &table).await == n as i64,
     )
     .await;
     let converged = started.elapsed();
@@ -646,7 +648,7 @@ async fn operator_phases(
     until(
         "every row and every resource gone",
         Duration::from_secs(600),
-        async || seen.lock().expect("lock").present.is_empty() && count_rows(sql, "bench").await == 0,
+        async || seen.lock().expect("lock").present.is_empty() && count_rows(sql, &table).await == 0,
     )
     .await;
     let deleted = started.elapsed();

@@ -292,10 +292,7 @@ async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releas
         .patch("a", &PatchParams::default(), &Patch::Merge(annotate))
         .await
         .unwrap();
-    eventually("the released resource to go", LONG, || async {
-        w.api.get_opt("a").await.ok()?.is_none().then_some(())
-    })
-    .await;
+    support::until_gone(&w.api, "a", "the released resource to go", LONG).await;
     w.pg.restart().await.unwrap();
     let sql = connect(&w.pg).await;
     assert_eq!(

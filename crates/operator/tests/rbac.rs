@@ -279,12 +279,7 @@ async fn audited_cluster() -> (ApiServer, kube::Client) {
         axum::http::HeaderValue::from_static(TEST_AGENT),
     ));
     let client = kube::Client::try_from(config).expect("client");
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in operator::api::crds() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("CRD installs");
-    }
+    support::install_crds(&client).await;
     (server, client)
 }
 
@@ -350,15 +345,7 @@ async fn vote_config_lifecycle(client: &kube::Client) -> Vec<ObjectMeta> {
     .await;
 
     api.delete("pets", &DeleteParams::default()).await.unwrap();
-    eventually("the ConfigMap collected", LIMIT, || async {
-        config_maps
-            .get_opt("pets-config")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    support::until_gone(&config_maps, "pets-config", "the ConfigMap collected", LIMIT).await;
     children
 }
 
@@ -425,10 +412,7 @@ async fn postgres_writer_lifecycle(client: &kube::Client) {
     })
     .await;
     api.delete("alex", &DeleteParams::default()).await.unwrap();
-    eventually("the PostgresWriter gone", LIMIT, || async {
-        api.get_opt("alex").await.ok()?.is_none().then_some(())
-    })
-    .await;
+    support::until_gone(&api, "alex", "the PostgresWriter gone", LIMIT).await;
 }
 
 /// Two replicas of the real binary in `namespace`, as config/manager deploys them: the first leads and

@@ -158,14 +158,12 @@ async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_confi
 
     // Deletion: the ConfigMap goes by garbage collection.
     api.delete("pets", &DeleteParams::default()).await.unwrap();
-    eventually("the ConfigMap to be collected", LIMIT, || async {
-        config_maps
-            .get_opt("pets-config")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
+    support::until_gone(
+        &config_maps,
+        "pets-config",
+        "the ConfigMap to be collected",
+        LIMIT,
+    )
     .await;
     running.stop().await;
 }

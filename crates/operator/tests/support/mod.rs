@@ -24,13 +24,18 @@ pub async fn cluster() -> (ApiServer, kube::Client) {
 pub async fn cluster_with(config: Config) -> (ApiServer, kube::Client) {
     let server = ApiServer::start(config).await.expect("API server starts");
     let client = server.client();
+    install_crds(&client).await;
+    (server, client)
+}
+
+/// Installs our CRDs through `client`.
+pub async fn install_crds(client: &kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in operator::api::crds() {
         crds.create(&PostParams::default(), &crd)
             .await
             .expect("CRD installs");
     }
-    (server, client)
 }
 
 /// A controller running in this process until the returned handle is dropped or stopped.
@@ -116,6 +121,17 @@ where
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+}
+
+/// Waits, up to `limit`, until `api` no longer has an object named `name`.
+pub async fn until_gone<K>(api: &Api<K>, name: &str, what: &str, limit: Duration)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    eventually(what, limit, || async {
+        api.get_opt(name).await.ok()?.is_none().then_some(())
+    })
+    .await
 }
 
 // The `operator` binary as a child process, and plain HTTP to its metrics and probe servers.

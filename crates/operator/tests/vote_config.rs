@@ -165,6 +165,11 @@ async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_confi
         LIMIT,
     )
     .await;
+    // A deleted object leaves nothing waiting in the work queue.
+    eventually("an empty work queue", LIMIT, || async {
+        (running.workqueue_depth("vote-config") == Some(0.0)).then_some(())
+    })
+    .await;
     running.stop().await;
 }
 

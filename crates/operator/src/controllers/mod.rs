@@ -69,7 +69,7 @@ impl ControllerContext {
     /// - reports the cache synced to /readyz once the first full list has gone through the cache. (Not
     ///   with `Store::wait_until_ready`: its channel wakes one waiter only, and a second waiter can
     ///   leave kube-runtime's own, which holds reconciles until then, asleep.)
-    /// - reconciles on the changes `triggers` names;
+    /// - reconciles on the changes `triggers` names, never on a deletion;
     /// - stops gracefully on shutdown: no new reconciles start, in-flight ones finish. Shutdown also
     ///   drops the cache's writer. kube-runtime stops feeding the cache once shutdown begins, so a
     ///   shutdown before the first list completed (e.g. right after winning leader election) would
@@ -113,7 +113,10 @@ impl ControllerContext {
             .try_filter(move |event| {
                 std::future::ready(!matches!(event, watcher::Event::Apply(object) if settled(object)))
             })
-            .touched_objects()
+            // Not deletions: a deleted object has left the cache, so kube-runtime would only report it
+            // missing, and its key would wait in the work-queue gauge forever. Whatever a deletion
+            // must do runs before it, under a finalizer or the API server's garbage collector.
+            .applied_objects()
             .inspect_ok(move |object| {
                 let key = object_key(object);
                 tracing::debug!(controller = name, object = key, "change queued");

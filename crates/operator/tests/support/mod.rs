@@ -57,6 +57,14 @@ impl Running {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
     }
 
+    /// The controller's `workqueue_depth`: objects that changed and wait for a reconcile.
+    pub fn workqueue_depth(&self, controller: &str) -> Option<f64> {
+        let label = format!("workqueue_depth{{name=\"{controller}\"}} ");
+        let text = self.metrics.encode();
+        text.lines()
+            .find_map(|l| l.strip_prefix(&label)?.parse::<f64>().ok())
+    }
+
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
         let text = self.metrics.encode();

@@ -86,12 +86,13 @@ fn finish(store: &Store, state: &mut State, crd_name: &str) {
     else {
         return;
     };
+    // Asked after every removal of a custom resource: answered without decoding the CRD's schema.
+    if !Store::stored_object(state, &crd_type, "", crd_name).is_some_and(|crd| crd.is_deleting()) {
+        return;
+    }
     let Some(crd) = store.stored(state, &crd_type, "", crd_name) else {
         return;
     };
-    if !meta::is_deleting(&crd) {
-        return;
-    }
     if let Some(served) = served_type(state, &crd)
         && state
             .objects

@@ -43,12 +43,15 @@ pub(super) fn finish_if_empty(store: &Store, state: &mut State, namespace: &str)
     let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
         return;
     };
+    // Asked after every removal of a namespaced object: answered without decoding the namespace.
+    if !Store::stored_object(state, &rt, "", namespace).is_some_and(|ns| ns.is_deleting())
+        || !contents(state, namespace).is_empty()
+    {
+        return;
+    }
     let Some(object) = store.stored(state, &rt, "", namespace) else {
         return;
     };
-    if !meta::is_deleting(&object) || !contents(state, namespace).is_empty() {
-        return;
-    }
     store.remove(state, &rt, "", namespace, object);
 }
 

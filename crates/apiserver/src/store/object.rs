@@ -27,6 +27,25 @@ impl StoredObject {
         // Only `encode` makes these bytes, so they always parse; Null would only mean a bug here.
         serde_json::from_slice(&self.0).unwrap_or(Value::Null)
     }
+
+    /// Whether the object has a deletionTimestamp, read without building the object. The checks that
+    /// follow every removal ask this of the namespace and of the CRD, whose schema makes it one of the
+    /// largest objects: decoding it whole was 6% of the API server's CPU while custom resources were
+    /// being deleted (`cargo bench -p operator --bench convergence`, perf).
+    pub fn is_deleting(&self) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Object {
+            #[serde(default)]
+            metadata: Metadata,
+        }
+        #[derive(serde::Deserialize, Default)]
+        struct Metadata {
+            #[serde(rename = "deletionTimestamp", default)]
+            deletion_timestamp: Option<serde::de::IgnoredAny>,
+        }
+        serde_json::from_slice::<Object>(&self.0)
+            .is_ok_and(|object| object.metadata.deletion_timestamp.is_some())
+    }
 }
 
 /// The store's form of objects loaded as values (from a data dir).
@@ -54,5 +73,20 @@ mod tests {
         let object =
             json!({"metadata": {"name": "c", "labels": {"a": "ü"}}, "data": {"k": "v\n\"q\""}, "n": 1.5});
         assert_eq!(StoredObject::encode(&object).decode(), object);
+    }
+
+    #[test]
+    fn deleting_is_read_from_the_deletion_timestamp_alone() {
+        let deleting = |object: Value| StoredObject::encode(&object).is_deleting();
+        let schema =
+            json!({"openAPIV3Schema": {"type": "object", "properties": {"metadata": {"type": "object"}}}});
+        assert!(deleting(
+            json!({"spec": schema, "metadata": {"name": "c", "deletionTimestamp": "2026-11-23T00:00:00Z"}})
+        ));
+        assert!(!deleting(json!({"metadata": {"name": "c"}, "spec": schema})));
+        assert!(!deleting(
+            json!({"metadata": {"name": "c", "deletionTimestamp": null}})
+        ));
+        assert!(!deleting(json!({"kind": "Namespace"})));
     }
 }

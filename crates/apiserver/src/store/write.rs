@@ -325,11 +325,20 @@ impl Store {
         namespace: &str,
         name: &str,
     ) -> Option<Value> {
+        Self::stored_object(state, rt, namespace, name).map(StoredObject::decode)
+    }
+
+    /// The object as stored, for checks that need not decode it.
+    pub(crate) fn stored_object<'s>(
+        state: &'s State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&'s StoredObject> {
         state
             .objects
             .get(&storage_key(rt))?
             .get(&(namespace.to_owned(), name.to_owned()))
-            .map(StoredObject::decode)
     }
 
     pub(crate) fn create_locked(
@@ -396,7 +405,7 @@ impl Store {
         {
             map.remove("status");
         }
-        if self.stored(state, rt, namespace, &name).is_some() {
+        if Self::stored_object(state, rt, namespace, &name).is_some() {
             return Err(Error::AlreadyExists(subject(rt, &name)));
         }
         let metadata = meta::metadata_mut(&mut object);
@@ -720,16 +729,15 @@ impl Store {
         let stored = state
             .objects
             .get("/namespaces")
-            .and_then(|all| all.get(&(String::new(), namespace.to_owned())))
-            .map(StoredObject::decode);
-        match stored.as_ref() {
+            .and_then(|all| all.get(&(String::new(), namespace.to_owned())));
+        match stored {
             None => Err(Error::NotFound(crate::error::Subject {
                 qualified_plural: "namespaces".into(),
                 group: String::new(),
                 plural: "namespaces".into(),
                 name: namespace.to_owned(),
             })),
-            Some(ns) if meta::is_deleting(ns) => Err(Error::Forbidden(format!(
+            Some(ns) if ns.is_deleting() => Err(Error::Forbidden(format!(
                 "unable to create new content in namespace {namespace} because it is being terminated"
             ))),
             Some(_) => Ok(()),

@@ -57,20 +57,26 @@ impl Running {
         let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
     }
 
+    /// The values of the samples whose name and labels start with `prefix`, from the metrics text.
+    fn sample_values(&self, prefix: &str) -> Vec<f64> {
+        self.metrics
+            .encode()
+            .lines()
+            .filter(|l| l.starts_with(prefix))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .collect()
+    }
+
     /// The controller's `workqueue_depth`: objects that changed and wait for a reconcile.
     pub fn workqueue_depth(&self, controller: &str) -> Option<f64> {
-        let label = format!("workqueue_depth{{name=\"{controller}\"}} ");
-        let text = self.metrics.encode();
-        text.lines()
-            .find_map(|l| l.strip_prefix(&label)?.parse::<f64>().ok())
+        let sample = format!("workqueue_depth{{name=\"{controller}\"}} ");
+        self.sample_values(&sample).first().copied()
     }
 
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
-        let text = self.metrics.encode();
-        text.lines()
-            .filter(|l| l.starts_with("controller_runtime_reconcile_total{"))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        self.sample_values("controller_runtime_reconcile_total{")
+            .iter()
             .sum::<f64>() as u64
     }
 }

@@ -2,7 +2,13 @@
 CARGO ?= cargo
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy
+.PHONY: help build test control-plane bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy
+
+# Which control plane the integration tests run against: embedded, real (the upstream kube-apiserver,
+# etcd and kube-controller-manager built from testenv/control-plane) or both. Each picks a nextest
+# profile in .config/nextest.toml.
+TEST_CONTROL_PLANE ?= both
+NEXTEST_PROFILE = $(or $(if $(filter both,$(TEST_CONTROL_PLANE)),default),$(filter embedded real,$(TEST_CONTROL_PLANE)),$(error TEST_CONTROL_PLANE must be embedded, real or both, not "$(TEST_CONTROL_PLANE)"))
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -10,9 +16,13 @@ help: ## List the targets.
 build: ## Build every binary.
 	$(CARGO) build --workspace --bins
 
-test: ## Run the whole test suite (installs PostgreSQL and the Python client when missing).
+test: ## Run the whole test suite on both control planes (TEST_CONTROL_PLANE=embedded|real for one).
 	bash scripts/test-deps.sh
-	$(CARGO) nextest run --workspace --no-fail-fast
+	$(if $(filter embedded,$(TEST_CONTROL_PLANE)),,bash testenv/control-plane/build.sh >/dev/null)
+	$(CARGO) nextest run --workspace --no-fail-fast --profile $(NEXTEST_PROFILE)
+
+control-plane: ## Build the upstream control plane the real tier runs (cached; skipped when up to date).
+	bash testenv/control-plane/build.sh
 
 bench: ## Run the benchmarks (figures go in BENCHMARKS.md).
 	$(CARGO) bench --workspace
@@ -22,7 +32,7 @@ fmt: ## Format the code.
 
 lint: ## Check formatting and clippy.
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 manifests: ## Write the generated CRDs into config/crd.
 	$(OPERATOR) crds --out-dir config/crd

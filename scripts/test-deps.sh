@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh machine, and nothing when it is already there:
 # PostgreSQL server binaries (tests start throwaway clusters), a Python venv with the official
-# `kubernetes` client (tests script it against the embedded API server), and cargo-nextest.
+# `kubernetes` client (tests script it against the embedded API server), cargo-nextest, and, unless
+# only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane).
 # Idempotent; safe to run before every `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,5 +46,20 @@ fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   log "installing cargo-nextest"
   cargo install --locked -q cargo-nextest
+fi
+if [ "${TEST_CONTROL_PLANE:-both}" != embedded ]; then
+  # The real tier builds kube-apiserver from its Go modules: Go must be as new as its go.mod asks.
+  need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' testenv/control-plane/go.mod)
+  if ! command -v go >/dev/null 2>&1; then
+    log "the real control plane needs Go $need or newer, or run TEST_CONTROL_PLANE=embedded"
+    exit 1
+  fi
+  have=$(go env GOVERSION | sed 's/^go//')
+  if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n1)" != "$need" ]; then
+    log "Go $have is older than the $need testenv/control-plane needs"
+    exit 1
+  fi
+  # Checked against go.sum; a no-op when the module cache has them.
+  (cd testenv/control-plane && go mod download)
 fi
 log "ready"

@@ -4,6 +4,8 @@
 
 mod support;
 
+use support::Backend;
+
 use std::{
     io::{BufRead, BufReader},
     path::Path,
@@ -201,12 +203,11 @@ async fn lease_holder(client: &kube::Client) -> Option<String> {
 /// How long a shutdown with nothing slow in flight may take, signal to exit.
 const PROMPT_EXIT: Duration = Duration::from_secs(5);
 
-#[tokio::test(flavor = "multi_thread")]
-async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies() {
-    let (server, client) = support::cluster().await;
+async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    plane.write_kubeconfig(&kubeconfig).unwrap();
     let mut first = replica(&kubeconfig, "first", "3");
     first
         .wait_for_log("became the leader", Duration::from_secs(20))
@@ -266,12 +267,11 @@ async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_wh
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
-    let (server, client) = support::cluster().await;
+async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    plane.write_kubeconfig(&kubeconfig).unwrap();
     // A 15 s Lease, renewed 5 s before it ends: without a release the standby waits 5 s or more.
     let mut first = replica(&kubeconfig, "first", "15");
     first
@@ -312,3 +312,8 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once() {
     let status = second.exit_within(PROMPT_EXIT).await;
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
+
+testenv::each_control_plane!(
+    with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies,
+    sigterm_releases_the_lease_so_the_standby_takes_over_at_once,
+);

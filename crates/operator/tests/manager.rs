@@ -1,4 +1,4 @@
-//! The manager as operators of a cluster see it (issue 6): `/metrics` after real reconciles, `/readyz`
+//! The manager as operators of a cluster see it, on each control plane: `/metrics` after real reconciles, `/readyz`
 //! following the database, and shutdown that finishes in-flight work and then exits at once.
 
 mod support;
@@ -25,7 +25,7 @@ use operator::{
     manager::backoff::Backoff,
 };
 use serde_json::json;
-use support::{OperatorProcess, eventually, http_get};
+use support::{Backend, OperatorProcess, eventually, http_get};
 
 const CONTROLLERS: [&str; 3] = ["postgres-writer", "vote-config", "web-app"];
 /// How long a shutdown with nothing slow in flight may take, signal to exit.
@@ -160,15 +160,14 @@ async fn scrape(addr: std::net::SocketAddr) -> Option<support::HttpResponse> {
     http_get(addr, "/metrics").await.ok().filter(|r| r.status == 200)
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an_object() {
-    let (server, client) = support::cluster().await;
+async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an_object(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    plane.write_kubeconfig(&kubeconfig).unwrap();
     let url = pg.url();
     let mut operator = operator_run(&kubeconfig, &CONTROLLERS.join(","), &[("DATABASE_URL", &url)]);
     let metrics = operator.bound_address("serving /metrics").await;
@@ -358,15 +357,14 @@ async fn readyz_until(
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn readyz_follows_the_database_while_healthz_stays_up() {
-    let (server, _client) = support::cluster().await;
+async fn readyz_follows_the_database_while_healthz_stays_up(backend: Backend) {
+    let (plane, _client) = support::cluster(backend).await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    plane.write_kubeconfig(&kubeconfig).unwrap();
     let url = pg.url();
     let mut operator = operator_run(&kubeconfig, "postgres-writer", &[("DATABASE_URL", &url)]);
     let probes = operator.bound_address("serving /healthz and /readyz").await;
@@ -410,12 +408,11 @@ async fn readyz_follows_the_database_while_healthz_stays_up() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn sigterm_exits_zero_promptly_and_the_reconciles_in_flight_finish() {
-    let (server, client) = support::cluster().await;
+async fn sigterm_exits_zero_promptly_and_the_reconciles_in_flight_finish(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    plane.write_kubeconfig(&kubeconfig).unwrap();
     let mut operator = operator_run(&kubeconfig, "vote-config,web-app", &[]);
     operator
         .wait_for_log("controllers started", Duration::from_secs(60))
@@ -468,14 +465,13 @@ async fn sigterm_exits_zero_promptly_and_the_reconciles_in_flight_finish() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_shutdown_before_the_first_list_completes_stops_the_controller_at_once() {
+async fn a_shutdown_before_the_first_list_completes_stops_the_controller_at_once(backend: Backend) {
     // No CRDs: the VoteConfig list fails and retries, so the cache never fills, as in the moments after a
     // new leader starts its controllers.
-    let server = apiserver::ApiServer::start(apiserver::Config::default())
+    let plane = support::ControlPlane::start(backend)
         .await
-        .expect("API server starts");
-    let client = server.client();
+        .expect("control plane starts");
+    let client = plane.client();
     let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
     let readiness = ctx.readiness.clone();
     let controller = tokio::spawn(vote_config::run(ctx));
@@ -506,9 +502,8 @@ struct Progress {
     finished: AtomicUsize,
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish() {
-    let (_server, client) = support::cluster().await;
+async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
     let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
     let runtime = ReconcileRuntime::new("slow", ctx.metrics.clone(), Backoff::default());
     let slow = ctx.configure(
@@ -549,3 +544,11 @@ async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish() {
         "every reconcile that started finished"
     );
 }
+
+testenv::each_control_plane!(
+    metrics_after_reconciles_use_controller_runtime_names_and_never_name_an_object,
+    readyz_follows_the_database_while_healthz_stays_up,
+    sigterm_exits_zero_promptly_and_the_reconciles_in_flight_finish,
+    a_shutdown_before_the_first_list_completes_stops_the_controller_at_once,
+    a_graceful_shutdown_lets_the_reconcile_in_flight_finish,
+);

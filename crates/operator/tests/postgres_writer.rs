@@ -1,4 +1,4 @@
-//! PostgresWriter against the embedded API server and a real, throwaway PostgreSQL (issue 4).
+//! PostgresWriter against each control plane and a real, throwaway PostgreSQL.
 
 mod support;
 
@@ -15,7 +15,7 @@ use operator::{
 };
 use serde_json::{Value, json};
 use support::{
-    Running, eventually,
+    Backend, ControlPlane, Running, eventually,
     postgres_writer::{connect, rows, wait_reason, writer},
 };
 
@@ -23,22 +23,22 @@ const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_secs(15);
 
 struct World {
-    _server: apiserver::ApiServer,
+    _plane: ControlPlane,
     client: kube::Client,
     pg: ThrowawayPostgres,
     sql: tokio_postgres::Client,
     api: Api<PostgresWriter>,
 }
 
-async fn world() -> World {
-    let (server, client) = support::cluster().await;
+async fn world(backend: Backend) -> World {
+    let (plane, client) = support::cluster(backend).await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
     let sql = connect(&pg).await;
     let api = Api::namespaced(client.clone(), "default");
     World {
-        _server: server,
+        _plane: plane,
         client,
         pg,
         sql,
@@ -57,9 +57,8 @@ fn operator(world: &World, settings: Settings) -> Running {
     })
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row() {
-    let w = world().await;
+async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(&w, Settings::default());
     w.api
         .create(
@@ -130,9 +129,8 @@ async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row() {
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing() {
-    let w = world().await;
+async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(
         &w,
         Settings {
@@ -208,9 +206,8 @@ async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing() {
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync() {
-    let w = world().await;
+async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(
         &w,
         Settings {
@@ -239,9 +236,8 @@ async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync() {
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn database_down_at_create_reports_unavailable_then_converges() {
-    let w = world().await;
+async fn database_down_at_create_reports_unavailable_then_converges(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(&w, Settings::default());
     w.pg.stop().await.unwrap();
     w.api
@@ -266,9 +262,8 @@ async fn database_down_at_create_reports_unavailable_then_converges() {
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releases_it() {
-    let w = world().await;
+async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releases_it(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(&w, Settings::default());
     w.api
         .create(
@@ -303,9 +298,8 @@ async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releas
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten() {
-    let w = world().await;
+async fn incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten(backend: Backend) {
+    let w = world(backend).await;
     w.sql
         .batch_execute(
             "CREATE TABLE typed (id text PRIMARY KEY, name text, age text, country text, owner_uid text)",
@@ -350,9 +344,8 @@ async fn incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten() 
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn invalid_table_names_and_ages_are_rejected_by_the_api_server() {
-    let (_server, client) = support::cluster().await;
+async fn invalid_table_names_and_ages_are_rejected_by_the_api_server(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
     let api: Api<PostgresWriter> = Api::namespaced(client, "default");
     for (table, age, field) in [
         ("Bad-Name", 1, "spec.table"),
@@ -371,9 +364,8 @@ async fn invalid_table_names_and_ages_are_rejected_by_the_api_server() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart() {
-    let w = world().await;
+async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(&w, Settings::default());
     let count = 1000;
     for i in 0..count {
@@ -434,3 +426,14 @@ async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart()
     let _: Value = json!(null);
     running.stop().await;
 }
+
+testenv::each_control_plane!(
+    tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row,
+    values_round_trip_exactly_and_a_converged_reconcile_writes_nothing,
+    rows_deleted_or_edited_by_hand_are_repaired_on_resync,
+    database_down_at_create_reports_unavailable_then_converges,
+    database_down_at_delete_holds_the_finalizer_until_the_annotation_releases_it,
+    incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten,
+    invalid_table_names_and_ages_are_rejected_by_the_api_server,
+    a_thousand_resources_converge_to_exactly_their_rows_through_a_restart,
+);

@@ -31,7 +31,7 @@ use operator::{
 };
 use serde_json::json;
 use support::{
-    Running, eventually,
+    Backend, ControlPlane, Running, eventually,
     postgres_writer::{StoredRow, connect, ready_reason, rows, wait_reason, writer},
 };
 use tokio::task::AbortHandle;
@@ -41,26 +41,42 @@ const LONG: Duration = Duration::from_secs(45);
 const SHORT: Duration = Duration::from_secs(15);
 
 struct World {
-    server: apiserver::ApiServer,
+    plane: ControlPlane,
     client: kube::Client,
     pg: ThrowawayPostgres,
     sql: tokio_postgres::Client,
     api: Api<PostgresWriter>,
 }
 
-async fn world() -> World {
-    world_with(apiserver::Config::default()).await
+async fn world(backend: Backend) -> World {
+    world_on(support::cluster(backend).await).await
 }
 
-async fn world_with(config: apiserver::Config) -> World {
-    let (server, client) = support::cluster_with(config).await;
+/// A world whose API server remembers few changes: a watch that was away for a few dozen writes cannot
+/// resume and must relist. Only the embedded server's history can be shrunk from a test; the real one
+/// keeps its own.
+async fn world_with_short_history(backend: Backend) -> World {
+    let cluster = match backend {
+        Backend::Embedded => {
+            support::embedded_cluster_with(apiserver::Config {
+                history_capacity: 50,
+                ..apiserver::Config::default()
+            })
+            .await
+        }
+        Backend::Real => support::cluster(backend).await,
+    };
+    world_on(cluster).await
+}
+
+async fn world_on((plane, client): (ControlPlane, kube::Client)) -> World {
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
     let sql = connect(&pg).await;
     let api = Api::namespaced(client.clone(), "default");
     World {
-        server,
+        plane,
         client,
         pg,
         sql,
@@ -181,9 +197,8 @@ async fn delete_all(api: Api<PostgresWriter>, names: Vec<String>) {
         .await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows() {
-    let w = world().await;
+async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(&w, Settings::default());
     let count = 200;
     // Half the burst is in flight when PostgreSQL stops; the other half arrives while it is down.
@@ -252,12 +267,11 @@ fn assert_running(child: &mut tokio::process::Child, log: &Path) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn operator_killed_with_sigkill_mid_burst_converges_after_restart() {
-    let w = world().await;
+async fn operator_killed_with_sigkill_mid_burst_converges_after_restart(backend: Backend) {
+    let w = world(backend).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
-    w.server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    w.plane.write_kubeconfig(&kubeconfig).expect("kubeconfig");
     let first_log = dir.path().join("first.log");
     let mut first = spawn_binary(&kubeconfig, &w.pg.url(), &first_log);
     let count = 500;
@@ -304,9 +318,8 @@ async fn operator_killed_with_sigkill_mid_burst_converges_after_restart() {
     let _ = second.wait().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn same_name_recreated_right_after_delete_gets_its_own_row() {
-    let w = world().await;
+async fn same_name_recreated_right_after_delete_gets_its_own_row(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(&w, fast_resync());
     let created = w
         .api
@@ -364,9 +377,8 @@ async fn same_name_recreated_right_after_delete_gets_its_own_row() {
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn orphan_sweep_removes_rows_whose_resource_is_gone() {
-    let w = world().await;
+async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
+    let w = world(backend).await;
     // Rows another writer put in the table: one without owner, one with an owner that is no resource's
     // uid, and one at the id a resource will ask for.
     w.sql
@@ -477,9 +489,8 @@ async fn orphan_sweep_removes_rows_whose_resource_is_gone() {
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing() {
-    let w = world().await;
+async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing(backend: Backend) {
+    let w = world(backend).await;
     let expected = vec![("default/a".to_owned(), "alex".to_owned(), 23, "canada".to_owned())];
     let running = operator(&w, fast_resync());
     w.api
@@ -529,9 +540,8 @@ async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_tabl
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn resource_deleted_while_operator_down_loses_its_row_when_it_comes_back() {
-    let w = world().await;
+async fn resource_deleted_while_operator_down_loses_its_row_when_it_comes_back(backend: Backend) {
+    let w = world(backend).await;
     let running = operator(&w, Settings::default());
     create_all(w.api.clone(), (0..3).map(student).collect()).await;
     let all: Vec<StoredRow> = (0..3).map(student_row).collect();
@@ -583,7 +593,13 @@ struct Proxy {
 }
 
 impl Proxy {
-    async fn start(upstream: SocketAddr) -> Proxy {
+    async fn start(plane: &ControlPlane) -> Proxy {
+        let upstream: SocketAddr = plane
+            .url()
+            .rsplit('/')
+            .next()
+            .and_then(|host_port| host_port.parse().ok())
+            .expect("the control plane listens on a loopback address");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("proxy binds");
@@ -626,8 +642,8 @@ impl Proxy {
     }
 
     /// A client of the server behind the proxy, connecting through it.
-    fn client(&self, server: &apiserver::ApiServer) -> kube::Client {
-        let mut config = server.kube_config();
+    fn client(&self, plane: &ControlPlane) -> kube::Client {
+        let mut config = plane.kube_config();
         let scheme = config.cluster_url.scheme_str().unwrap_or("https").to_owned();
         config.cluster_url = format!("{scheme}://{}", self.addr).parse().expect("proxy URL");
         kube::Client::try_from(config).expect("client through the proxy")
@@ -641,17 +657,11 @@ impl Drop for Proxy {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn api_server_watch_dropped_resumes_without_missing_changes() {
-    // A short history: a watch that was away for a few dozen writes cannot resume and must relist.
-    let w = world_with(apiserver::Config {
-        history_capacity: 50,
-        ..apiserver::Config::default()
-    })
-    .await;
-    let proxy = Proxy::start(w.server.addr()).await;
+async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backend) {
+    let w = world_with_short_history(backend).await;
+    let proxy = Proxy::start(&w.plane).await;
     // No resync: only the watch can tell the operator about the changes made during the partition.
-    let running = operator_via(&proxy.client(&w.server), &w.pg, Settings::default());
+    let running = operator_via(&proxy.client(&w.plane), &w.pg, Settings::default());
     create_all(w.api.clone(), (0..6).map(student).collect()).await;
     eventually("every resource to be Ready/Synced", SHORT, || async {
         all_synced(&w.api, 6).await
@@ -659,7 +669,10 @@ async fn api_server_watch_dropped_resumes_without_missing_changes() {
     .await;
 
     proxy.partition();
-    let cut_at = w.server.store().current_resource_version();
+    let cut_at = w
+        .plane
+        .as_embedded()
+        .map(|s| s.store().current_resource_version());
     create_all(w.api.clone(), (6..10).map(student).collect()).await;
     for i in [1, 2] {
         w.api
@@ -681,10 +694,12 @@ async fn api_server_watch_dropped_resumes_without_missing_changes() {
             .await
             .expect("noise");
     }
-    assert!(
-        w.server.store().events_after(cut_at).is_err(),
-        "resuming the cut watch is 410 Gone"
-    );
+    if let (Some(server), Some(cut_at)) = (w.plane.as_embedded(), cut_at) {
+        assert!(
+            server.store().events_after(cut_at).is_err(),
+            "resuming the cut watch is 410 Gone"
+        );
+    }
     proxy.heal();
 
     let mut expected: Vec<StoredRow> = [0, 5, 6, 7, 8, 9].into_iter().map(student_row).collect();
@@ -711,3 +726,13 @@ async fn api_server_watch_dropped_resumes_without_missing_changes() {
     .await;
     running.stop().await;
 }
+
+testenv::each_control_plane!(
+    postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows,
+    operator_killed_with_sigkill_mid_burst_converges_after_restart,
+    same_name_recreated_right_after_delete_gets_its_own_row,
+    orphan_sweep_removes_rows_whose_resource_is_gone,
+    table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing,
+    resource_deleted_while_operator_down_loses_its_row_when_it_comes_back,
+    api_server_watch_dropped_resumes_without_missing_changes,
+);

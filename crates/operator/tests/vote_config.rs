@@ -1,4 +1,4 @@
-//! VoteConfig against the embedded API server (issue 5).
+//! VoteConfig against each control plane.
 
 mod support;
 
@@ -11,7 +11,7 @@ use kube::{
 };
 use operator::{api::vote_config::VoteConfig, controllers::vote_config};
 use serde_json::{Value, json};
-use support::eventually;
+use support::{Backend, eventually};
 
 const LIMIT: Duration = Duration::from_secs(15);
 
@@ -47,9 +47,8 @@ fn ready(vc: &VoteConfig) -> Option<String> {
     Some(format!("{}/{}", c.status, c.reason))
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config() {
-    let (_server, client) = support::cluster().await;
+async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
     let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, vote_config::run);
     let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
@@ -173,9 +172,8 @@ async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_confi
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_config_map_owned_by_someone_else_is_never_taken_over() {
-    let (_server, client) = support::cluster().await;
+async fn a_config_map_owned_by_someone_else_is_never_taken_over(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let theirs: ConfigMap =
         serde_json::from_value(json!({"metadata": {"name": "pets-config"}, "data": {"options.txt": "mine"}}))
@@ -211,9 +209,8 @@ async fn a_config_map_owned_by_someone_else_is_never_taken_over() {
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn invalid_options_are_rejected_with_field_paths() {
-    let (_server, client) = support::cluster().await;
+async fn invalid_options_are_rejected_with_field_paths(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
     let api: Api<VoteConfig> = Api::namespaced(client, "default");
     let cases = [
         (
@@ -249,3 +246,9 @@ async fn invalid_options_are_rejected_with_field_paths() {
         );
     }
 }
+
+testenv::each_control_plane!(
+    config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config,
+    a_config_map_owned_by_someone_else_is_never_taken_over,
+    invalid_options_are_rejected_with_field_paths,
+);

@@ -1,4 +1,4 @@
-//! WebApp against the embedded API server (issue 5).
+//! WebApp against each control plane.
 
 mod support;
 
@@ -11,7 +11,7 @@ use kube::{
 };
 use operator::{api::web_app::WebApp, controllers::web_app};
 use serde_json::json;
-use support::eventually;
+use support::{Backend, eventually, kubelet::KubeletStandIn};
 
 const LIMIT: Duration = Duration::from_secs(15);
 
@@ -27,9 +27,9 @@ async fn phase(api: &Api<WebApp>, name: &str) -> Option<String> {
     api.get(name).await.ok()?.status?.phase
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness() {
-    let (_server, client) = support::cluster().await;
+async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let _kubelet = KubeletStandIn::start(&plane, &client);
     let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
     let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
@@ -138,15 +138,15 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying() {
-    let (_server, client) = support::cluster().await;
+async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let _kubelet = KubeletStandIn::start(&plane, &client);
     let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
     let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
     let mut body = web_app_body("stuck");
-    // The embedded API server's Deployment emulation keeps annotated Deployments unready; the
-    // annotation must be on the Deployment, so create it first with the annotation.
+    // The annotation keeps the Deployment unready (the embedded server's emulation and the kubelet
+    // stand-in both honour it); it must be on the Deployment, so the test puts it there.
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
     body.metadata.annotations = None;
     api.create(&PostParams::default(), &body).await.unwrap();
@@ -155,7 +155,7 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying() {
     })
     .await;
     deployments
-        .patch("stuck", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"annotations": {"apiserver.dev/never-ready": "true"}}, "spec": {"paused": true}})))
+        .patch("stuck", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"annotations": {(apiserver::emulated::NEVER_READY_ANNOTATION): "true"}}, "spec": {"paused": true}})))
         .await
         .unwrap();
     // The Deployment passes through "spec changed, status not yet observed" first: wait for the settled state.
@@ -168,3 +168,8 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying() {
     assert_eq!(status.conditions[0].status, "False");
     running.stop().await;
 }
+
+testenv::each_control_plane!(
+    deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness,
+    a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying,
+);

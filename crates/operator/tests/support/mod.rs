@@ -1,13 +1,14 @@
-//! What the operator's integration tests share: the embedded API server with our CRDs installed, a
-//! throwaway PostgreSQL, a controller started in-process, and polling with a deadline.
+//! What the operator's integration tests share: a control plane (embedded or real, see the `testenv`
+//! crate) with our CRDs installed, a throwaway PostgreSQL, a controller started in-process, and polling
+//! with a deadline.
 
 #![allow(dead_code)]
 
+pub mod kubelet;
 pub mod postgres_writer;
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use apiserver::{ApiServer, Config};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Api, api::PostParams};
 use operator::{
@@ -16,25 +17,45 @@ use operator::{
 };
 use tokio::{sync::watch, task::JoinHandle};
 
-pub async fn cluster() -> (ApiServer, kube::Client) {
-    cluster_with(Config::default()).await
+pub use testenv::{Backend, ControlPlane};
+
+/// A control plane of kind `backend` with our CRDs installed, and a client with every right.
+pub async fn cluster(backend: Backend) -> (ControlPlane, kube::Client) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    with_crds(plane).await
 }
 
-/// [`cluster`] with a server configured as `config` says.
-pub async fn cluster_with(config: Config) -> (ApiServer, kube::Client) {
-    let server = ApiServer::start(config).await.expect("API server starts");
-    let client = server.client();
+/// The embedded server configured as `config` says, with our CRDs installed.
+pub async fn embedded_cluster_with(config: apiserver::Config) -> (ControlPlane, kube::Client) {
+    let plane = ControlPlane::embedded(config).await.expect("API server starts");
+    with_crds(plane).await
+}
+
+async fn with_crds(plane: ControlPlane) -> (ControlPlane, kube::Client) {
+    let client = plane.client();
     install_crds(&client).await;
-    (server, client)
+    (plane, client)
 }
 
-/// Installs our CRDs through `client`.
+/// Installs our CRDs through `client`, and waits until each is Established, as a client of a real
+/// API server must before it uses the new resource.
 pub async fn install_crds(client: &kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in operator::api::crds() {
         crds.create(&PostParams::default(), &crd)
             .await
             .expect("CRD installs");
+    }
+    for crd in operator::api::crds() {
+        let name = crd.metadata.name.unwrap_or_default();
+        eventually("the CRD to be established", Duration::from_secs(30), || async {
+            let conditions = crds.get(&name).await.ok()?.status?.conditions?;
+            conditions
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+                .then_some(())
+        })
+        .await;
     }
 }
 

@@ -1,0 +1,224 @@
+//! Test-only: the control plane a test runs against, chosen per test.
+//!
+//! - [`Backend::Embedded`]: the `apiserver` crate in this process, milliseconds to start.
+//! - [`Backend::Real`]: the upstream etcd, kube-apiserver (`--authorization-mode=RBAC`) and
+//!   kube-controller-manager (garbage collector and namespace controllers) as child processes on free
+//!   loopback ports, built from the Go module in `testenv/control-plane` (see [`real`]). No kubelet or
+//!   scheduler runs there, as with controller-runtime's envtest: pods never start, so a test that needs
+//!   a ready Deployment writes its status the way a kubelet's work would.
+//!
+//! Both hand out the same things: a [`kube::Client`] with full rights, a kubeconfig, the URL and CA.
+//! [`each_control_plane!`] turns one async test function into a test per backend, named
+//! `<test>::embedded` and `<test>::real`; the nextest profiles in `.config/nextest.toml` select one
+//! tier or both (see the README).
+
+pub mod error;
+mod process;
+pub mod real;
+
+use std::path::Path;
+
+use apiserver::ApiServer;
+pub use error::{Error, Result};
+use real::RealControlPlane;
+
+/// Which control plane a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Embedded,
+    Real,
+}
+
+/// A running control plane; dropping it stops it and removes everything it wrote.
+pub struct ControlPlane {
+    inner: Inner,
+}
+
+enum Inner {
+    Embedded(ApiServer),
+    Real(RealControlPlane),
+}
+
+impl ControlPlane {
+    /// A control plane of the kind `backend` names, with its default settings.
+    pub async fn start(backend: Backend) -> Result<ControlPlane> {
+        match backend {
+            Backend::Embedded => ControlPlane::embedded(apiserver::Config::default()).await,
+            Backend::Real => Ok(ControlPlane {
+                inner: Inner::Real(RealControlPlane::start().await?),
+            }),
+        }
+    }
+
+    /// The embedded server configured as `config` says.
+    pub async fn embedded(config: apiserver::Config) -> Result<ControlPlane> {
+        let server = ApiServer::start(config).await.map_err(Error::Embedded)?;
+        Ok(ControlPlane {
+            inner: Inner::Embedded(server),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.inner {
+            Inner::Embedded(_) => Backend::Embedded,
+            Inner::Real(_) => Backend::Real,
+        }
+    }
+
+    /// The embedded server, for what only it can do (inject faults, read its store or audit).
+    pub fn as_embedded(&self) -> Option<&ApiServer> {
+        match &self.inner {
+            Inner::Embedded(server) => Some(server),
+            Inner::Real(_) => None,
+        }
+    }
+
+    /// The real control plane, for what only it has (its processes, more users).
+    pub fn as_real(&self) -> Option<&RealControlPlane> {
+        match &self.inner {
+            Inner::Embedded(_) => None,
+            Inner::Real(plane) => Some(plane),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        match &self.inner {
+            Inner::Embedded(server) => server.url(),
+            Inner::Real(plane) => plane.url(),
+        }
+    }
+
+    /// The CA that signed the serving certificate; `None` only for an embedded server over plain HTTP.
+    pub fn ca_pem(&self) -> Option<&str> {
+        match &self.inner {
+            Inner::Embedded(server) => server.ca_pem(),
+            Inner::Real(plane) => Some(plane.ca_pem()),
+        }
+    }
+
+    /// The bearer token with every right (`system:masters` on the real control plane).
+    pub fn admin_token(&self) -> Option<&str> {
+        match &self.inner {
+            Inner::Embedded(server) => server.token(),
+            Inner::Real(plane) => Some(plane.admin_token()),
+        }
+    }
+
+    /// A kube-rs configuration for this control plane that sends `token` (none: anonymous).
+    pub fn kube_config_with_token(&self, token: Option<&str>) -> kube::Config {
+        kube_config_for(&self.url(), self.ca_pem(), token)
+    }
+
+    /// The administrator's kube-rs configuration.
+    pub fn kube_config(&self) -> kube::Config {
+        self.kube_config_with_token(self.admin_token())
+    }
+
+    /// A client with every right, namespace `default`.
+    pub fn client(&self) -> kube::Client {
+        // A configuration with a parsed URL and a valid DER root certificate always yields a client.
+        kube::Client::try_from(self.kube_config()).expect("client for the control plane")
+    }
+
+    /// A kubeconfig for kubectl, kube-rs and the Python client that sends `token`.
+    pub fn kubeconfig_yaml_with_token(&self, token: Option<&str>) -> String {
+        kubeconfig_yaml(&self.url(), self.ca_pem(), token)
+    }
+
+    /// The administrator's kubeconfig.
+    pub fn kubeconfig_yaml(&self) -> String {
+        self.kubeconfig_yaml_with_token(self.admin_token())
+    }
+
+    /// Writes [`ControlPlane::kubeconfig_yaml`] to `path` (owner-only: it holds a token).
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<()> {
+        write_private(path, &self.kubeconfig_yaml())
+    }
+
+    /// Writes [`ControlPlane::kubeconfig_yaml_with_token`] to `path`, owner-only.
+    pub fn write_kubeconfig_with_token(&self, path: &Path, token: Option<&str>) -> Result<()> {
+        write_private(path, &self.kubeconfig_yaml_with_token(token))
+    }
+}
+
+/// A kube-rs configuration for the server at `url`, trusting `ca_pem`, sending `token`.
+fn kube_config_for(url: &str, ca_pem: Option<&str>, token: Option<&str>) -> kube::Config {
+    // A URL built from a bound loopback socket address always parses.
+    let mut config = kube::Config::new(url.parse().expect("control plane URL parses"));
+    config.auth_info.token = token.map(|t| t.to_owned().into());
+    config.root_cert = ca_pem.map(|pem| vec![pem_to_der(pem)]);
+    config
+}
+
+/// The same as a kubeconfig file, for kubectl, the Python client and child processes.
+fn kubeconfig_yaml(url: &str, ca_pem: Option<&str>, token: Option<&str>) -> String {
+    // A JSON string is a valid YAML double-quoted scalar, whatever the token holds.
+    let user = match token {
+        Some(token) => format!("{{token: {}}}", serde_json::Value::from(token)),
+        None => "{}".to_owned(),
+    };
+    let ca = match ca_pem {
+        Some(pem) => format!(
+            "\n    certificate-authority-data: {}",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {url}{ca}\n\
+         users:\n- name: test\n  user: {user}\ncontexts:\n- name: test\n  context:\n    cluster: test\n\
+         \x20   user: test\n    namespace: default\ncurrent-context: test\n"
+    )
+}
+
+/// Writes `text` to `path`, readable and writable by the owner only (kubeconfigs and keys).
+fn write_private(path: &Path, text: &str) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let write = || {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)?;
+        std::io::Write::write_all(&mut file, text.as_bytes())
+    };
+    write().map_err(|source| Error::Io {
+        what: format!("writing {}", path.display()),
+        source,
+    })
+}
+
+/// The DER bytes of the first certificate in `pem`.
+fn pem_to_der(pem: &str) -> Vec<u8> {
+    let body: String = pem
+        .lines()
+        .skip_while(|l| !l.starts_with("-----BEGIN CERTIFICATE"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .collect();
+    // The PEM comes from a certificate this process generated or read back from its own file.
+    base64::Engine::decode(&base64::engine::general_purpose::STANDARD, body).expect("CA certificate PEM")
+}
+
+/// One test per control plane from an async function taking a [`Backend`]: for
+/// `async fn rows_follow(backend: Backend)`, `each_control_plane!(rows_follow)` makes the tests
+/// `rows_follow::embedded` and `rows_follow::real`, each on tokio's multi-threaded runtime.
+#[macro_export]
+macro_rules! each_control_plane {
+    ($($test:ident),+ $(,)?) => {
+        $(
+            mod $test {
+                #[tokio::test(flavor = "multi_thread")]
+                async fn embedded() {
+                    super::$test($crate::Backend::Embedded).await
+                }
+
+                #[tokio::test(flavor = "multi_thread")]
+                async fn real() {
+                    super::$test($crate::Backend::Real).await
+                }
+            }
+        )+
+    };
+}

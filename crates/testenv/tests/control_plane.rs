@@ -1,0 +1,142 @@
+//! The harness itself: each control plane answers as promised, the real one is the upstream release
+//! with its garbage collector and namespace controller, and dropping it leaves nothing behind.
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::{
+    Api,
+    api::{DeleteParams, PostParams},
+};
+use serde_json::json;
+use testenv::{Backend, ControlPlane};
+
+/// The garbage collector and the namespace controller act within seconds of a deletion; the deadline
+/// leaves room for a loaded 2-core machine.
+const CONTROLLERS_ACT_WITHIN: Duration = Duration::from_secs(60);
+
+async fn until<F, Fut>(what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + CONTROLLERS_ACT_WITHIN;
+    while !done().await {
+        assert!(
+            Instant::now() < deadline,
+            "{what} within {CONTROLLERS_ACT_WITHIN:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn owner_and_namespace_deletion_are_carried_out(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    assert_eq!(plane.backend(), backend);
+    let client = plane.client();
+
+    // A dependent goes with its owner (garbage collector).
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let owner = config_maps
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "owner"}})).unwrap(),
+        )
+        .await
+        .expect("owner created");
+    let dependent = json!({"metadata": {"name": "dependent", "ownerReferences": [{
+        "apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid.unwrap()}]}});
+    config_maps
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(dependent).unwrap(),
+        )
+        .await
+        .expect("dependent created");
+    config_maps
+        .delete("owner", &DeleteParams::default())
+        .await
+        .expect("owner deleted");
+    until("the dependent collected", || async {
+        matches!(config_maps.get_opt("dependent").await, Ok(None))
+    })
+    .await;
+
+    // A namespace's contents go with it, then the namespace (namespace controller).
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "doomed"}})).unwrap(),
+        )
+        .await
+        .expect("namespace created");
+    let inside: Api<ConfigMap> = Api::namespaced(client.clone(), "doomed");
+    inside
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "inside"}})).unwrap(),
+        )
+        .await
+        .expect("ConfigMap in the namespace");
+    namespaces
+        .delete("doomed", &DeleteParams::default())
+        .await
+        .expect("namespace deleted");
+    until("the namespace gone", || async {
+        matches!(namespaces.get_opt("doomed").await, Ok(None))
+    })
+    .await;
+}
+
+testenv::each_control_plane!(owner_and_namespace_deletion_are_carried_out);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_real_control_plane_is_the_pinned_release_requires_a_token_and_leaves_nothing_behind() {
+    let plane = ControlPlane::start(Backend::Real)
+        .await
+        .expect("control plane starts");
+    let real = plane.as_real().expect("the real control plane");
+    let dir = real.dir().to_owned();
+    let pids: Vec<u32> = real.pids();
+
+    let version = plane
+        .client()
+        .apiserver_version()
+        .await
+        .expect("/version answers");
+    let pinned = include_str!("../../../testenv/control-plane/go.mod")
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("k8s.io/kubernetes v"))
+        .expect("go.mod pins k8s.io/kubernetes")
+        .to_owned();
+    assert_eq!(
+        version.git_version,
+        format!("v{pinned}"),
+        "stamped with the pinned release"
+    );
+    assert_eq!(
+        format!("{}.{}", version.major, version.minor),
+        pinned.rsplitn(2, '.').last().unwrap()
+    );
+
+    // Without a token, a request is anonymous, and RBAC gives the anonymous user nothing but health.
+    let anonymous = kube::Client::try_from(plane.kube_config_with_token(None)).unwrap();
+    let error = Api::<ConfigMap>::namespaced(anonymous, "default")
+        .list(&Default::default())
+        .await
+        .expect_err("anonymous list refused");
+    assert!(
+        matches!(error, kube::Error::Api(ref s) if s.code == 403),
+        "{error}"
+    );
+
+    drop(plane);
+    assert!(!dir.exists(), "{} removed", dir.display());
+    for pid in pids {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "process {pid} stopped"
+        );
+    }
+}

@@ -222,3 +222,20 @@ macro_rules! each_control_plane {
         )+
     };
 }
+
+/// A test on the real control plane only, for what only it can show (its RBAC, its release): for
+/// `async fn rbac_enforced(backend: Backend)`, `real_control_plane!(rbac_enforced)` makes
+/// `rbac_enforced::real`, so that the real tier's filter selects it.
+#[macro_export]
+macro_rules! real_control_plane {
+    ($($test:ident),+ $(,)?) => {
+        $(
+            mod $test {
+                #[tokio::test(flavor = "multi_thread")]
+                async fn real() {
+                    super::$test($crate::Backend::Real).await
+                }
+            }
+        )+
+    };
+}

@@ -2,7 +2,8 @@
 //! on free loopback ports, all files in one temporary directory.
 //!
 //! kube-apiserver runs as a cluster would run it for an operator: TLS with a CA of the harness's own,
-//! bearer tokens from a token file (an administrator in `system:masters`), RBAC authorization,
+//! bearer tokens from a token file (an administrator in `system:masters`), RBAC authorization and the
+//! OwnerReferencesPermissionEnforcement admission plugin,
 //! service-account tokens signed with a key made here (so TokenRequest works). The controller manager
 //! runs the garbage collector and the namespace controller, which owner references and namespace
 //! deletion depend on; nothing else (no Deployment controller: without a kubelet it would only make
@@ -113,6 +114,9 @@ impl RealControlPlane {
                 "--allow-privileged=true".to_owned(),
                 // No token controller runs to make the default ServiceAccounts this plugin insists on.
                 "--disable-admission-plugins=ServiceAccount".to_owned(),
+                // As hardened clusters run it: an owner reference that blocks the owner's deletion
+                // needs the right to update the owner's finalizers, which config/rbac grants.
+                "--enable-admission-plugins=OwnerReferencesPermissionEnforcement".to_owned(),
             ],
             log("kube-apiserver"),
         )?;

@@ -140,3 +140,5 @@ async fn the_real_control_plane_is_the_pinned_release_requires_a_token_and_leave
         );
     }
 }
+
+testenv::real_control_plane!(the_pinned_release_requires_a_token_and_leaves_nothing_behind);

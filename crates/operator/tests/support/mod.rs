@@ -46,6 +46,12 @@ pub async fn install_crds(client: &kube::Client) {
             .await
             .expect("CRD installs");
     }
+    wait_established(client).await;
+}
+
+/// Waits until each of our CRDs is Established.
+pub async fn wait_established(client: &kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in operator::api::crds() {
         let name = crd.metadata.name.unwrap_or_default();
         eventually("the CRD to be established", Duration::from_secs(30), || async {

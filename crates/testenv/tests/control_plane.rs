@@ -91,11 +91,8 @@ async fn owner_and_namespace_deletion_are_carried_out(backend: Backend) {
 
 testenv::each_control_plane!(owner_and_namespace_deletion_are_carried_out);
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_real_control_plane_is_the_pinned_release_requires_a_token_and_leaves_nothing_behind() {
-    let plane = ControlPlane::start(Backend::Real)
-        .await
-        .expect("control plane starts");
+async fn the_pinned_release_requires_a_token_and_leaves_nothing_behind(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let real = plane.as_real().expect("the real control plane");
     let dir = real.dir().to_owned();
     let pids: Vec<u32> = real.pids();

@@ -239,7 +239,7 @@ pub fn openapi_v3_document(resources: &[ResourceType], group: &str, version: &st
     }
     Some(json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.4"},
+        "info": {"title": "Kubernetes", "version": "v1.33.13"},
         "paths": paths,
         "components": {"schemas": schemas},
     }))

@@ -1,4 +1,4 @@
-//! kubectl 1.32 (/usr/bin/kubectl, default flags) against the embedded API server: the conformance
+//! kubectl 1.33 (/usr/bin/kubectl, default flags) against the embedded API server: the conformance
 //! checks of shared/design/apiserver.md section 3 that issue 2 names. Each kubectl call has a timeout.
 
 use std::{
@@ -74,7 +74,7 @@ impl Kubectl {
 async fn check_1_2_version_and_api_resources() {
     let kubectl = Kubectl::start().await;
     let version = kubectl.ok(&["version"]).await;
-    assert!(version.contains("Server Version: v1.32"), "{version}");
+    assert!(version.contains("Server Version: v1.33"), "{version}");
     let resources = kubectl.ok(&["api-resources"]).await;
     for expected in [
         "configmaps",

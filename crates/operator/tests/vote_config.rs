@@ -161,7 +161,7 @@ async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_confi
         &config_maps,
         "pets-config",
         "the ConfigMap to be collected",
-        LIMIT,
+        support::COLLECTED_WITHIN,
     )
     .await;
     // A deleted object leaves nothing waiting in the work queue.

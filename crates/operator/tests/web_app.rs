@@ -118,12 +118,16 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
 
     // Deletion runs the finalizer's cleanup and completes; the children are collected.
     api.delete("shop", &DeleteParams::default()).await.unwrap();
-    eventually("the WebApp and its children to go", LIMIT, || async {
-        let gone = api.get_opt("shop").await.ok()?.is_none()
-            && deployments.get_opt("shop").await.ok()?.is_none()
-            && services.get_opt("shop").await.ok()?.is_none();
-        gone.then_some(())
-    })
+    eventually(
+        "the WebApp and its children to go",
+        support::COLLECTED_WITHIN,
+        || async {
+            let gone = api.get_opt("shop").await.ok()?.is_none()
+                && deployments.get_opt("shop").await.ok()?.is_none()
+                && services.get_opt("shop").await.ok()?.is_none();
+            gone.then_some(())
+        },
+    )
     .await;
     let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
     eventually("a CleanedUp Event", LIMIT, || async {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("the embedded API server did not start: {0}")]
-    Embedded(#[source] apiserver::Error),
+    Embedded(#[source] Box<apiserver::Error>),
 
     #[error(
         "{program} is not built in {dir}: run `make control-plane` (it builds the upstream control plane \

@@ -52,7 +52,9 @@ impl ControlPlane {
 
     /// The embedded server configured as `config` says.
     pub async fn embedded(config: apiserver::Config) -> Result<ControlPlane> {
-        let server = ApiServer::start(config).await.map_err(Error::Embedded)?;
+        let server = ApiServer::start(config)
+            .await
+            .map_err(|e| Error::Embedded(Box::new(e)))?;
         Ok(ControlPlane {
             inner: Inner::Embedded(server),
         })

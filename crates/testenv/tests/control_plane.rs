@@ -30,6 +30,14 @@ where
     }
 }
 
+/// The Kubernetes release testenv/control-plane builds, e.g. `1.33.13`.
+fn pinned_release() -> &'static str {
+    include_str!("../../../testenv/control-plane/go.mod")
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("k8s.io/kubernetes v"))
+        .expect("go.mod pins k8s.io/kubernetes")
+}
+
 async fn owner_and_namespace_deletion_are_carried_out(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     assert_eq!(plane.backend(), backend);
@@ -102,11 +110,7 @@ async fn the_pinned_release_requires_a_token_and_leaves_nothing_behind(backend: 
         .apiserver_version()
         .await
         .expect("/version answers");
-    let pinned = include_str!("../../../testenv/control-plane/go.mod")
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("k8s.io/kubernetes v"))
-        .expect("go.mod pins k8s.io/kubernetes")
-        .to_owned();
+    let pinned = pinned_release();
     assert_eq!(
         version.git_version,
         format!("v{pinned}"),
@@ -139,3 +143,18 @@ async fn the_pinned_release_requires_a_token_and_leaves_nothing_behind(backend: 
 }
 
 testenv::real_control_plane!(the_pinned_release_requires_a_token_and_leaves_nothing_behind);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_embedded_server_reports_the_release_of_the_real_one() {
+    let embedded = ControlPlane::start(Backend::Embedded)
+        .await
+        .expect("embedded server starts");
+    let version = embedded
+        .client()
+        .apiserver_version()
+        .await
+        .expect("/version answers");
+    let pinned = pinned_release();
+    // The dispatching /usr/bin/kubectl and client-go choose their behaviour by this version.
+    assert_eq!(version.git_version, format!("v{pinned}"));
+}

@@ -11,10 +11,12 @@ use super::{
 use crate::{error::Error, store::Store};
 
 pub fn version() -> Value {
-    // The minor decides which kubectl the /usr/bin/kubectl dispatcher runs (D2).
+    // The minor decides which kubectl the /usr/bin/kubectl dispatcher runs (D2). The release is the
+    // one the real control plane of the tests is built from (testenv/control-plane/go.mod), so that
+    // kubectl and client-go pick the same behaviour on both; a test keeps the two in step.
     json!({
-        "major": "1", "minor": "32", "gitVersion": "v1.32.4", "gitCommit": "embedded", "gitTreeState": "clean",
-        "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64",
+        "major": "1", "minor": "33", "gitVersion": "v1.33.13", "gitCommit": "embedded", "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64",
     })
 }
 

@@ -19,6 +19,12 @@ use tokio::{sync::watch, task::JoinHandle};
 
 pub use testenv::{Backend, ControlPlane};
 
+/// How long a test waits for the garbage collector to remove the children of a deleted owner. On the
+/// real control plane, kube-controller-manager's collector starts watching a kind that a CRD added only
+/// at its next discovery sync, every 30 s: an owner of a new kind deleted before then is noticed at
+/// that sync. Twice that leaves room for a loaded machine.
+pub const COLLECTED_WITHIN: Duration = Duration::from_secs(60);
+
 /// A control plane of kind `backend` with our CRDs installed, and a client with every right.
 pub async fn cluster(backend: Backend) -> (ControlPlane, kube::Client) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");

@@ -425,7 +425,7 @@ impl Store {
             });
         }
         let stored = self.put(state, rt, namespace, &name, object, None);
-        self.after_write(state, rt, namespace, &name, &stored);
+        self.after_write(state, rt, namespace, &name, &[], &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -549,8 +549,9 @@ impl Store {
                 created: false,
             });
         }
+        let previous_references = meta::owner_references(&old);
         let stored = self.put(state, rt, namespace, name, next, Some(old));
-        self.after_write(state, rt, namespace, name, &stored);
+        self.after_write(state, rt, namespace, name, &previous_references, &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -675,6 +676,10 @@ impl Store {
             .get_mut(&key)
             .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())))
             .map(|removed| removed.decode());
+        if removed.is_none() {
+            // Already gone (removed by a step this one set in motion): a second DELETED would be a lie.
+            return object;
+        }
         state.owners.record(&key, namespace, name, removed.as_ref(), None);
         state.resource_version += 1;
         let rv = state.resource_version;
@@ -754,9 +759,17 @@ impl Store {
             .map_err(|causes| invalid(rt, meta::name(object), causes))
     }
 
-    /// Follow-up writes a real cluster's controllers would make (Deployment status).
-    fn after_write(&self, state: &mut State, rt: &ResourceType, namespace: &str, name: &str, stored: &Value) {
-        emulated::after_write(self, state, rt, namespace, name, stored);
+    /// Follow-up writes a real cluster's controllers would make (garbage collection, Deployment status).
+    fn after_write(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+        previous_references: &[Value],
+        stored: &Value,
+    ) {
+        emulated::after_write(self, state, rt, namespace, name, previous_references, stored);
     }
 
     /// Pre-creates the namespaces every cluster has (L3).

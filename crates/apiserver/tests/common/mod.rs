@@ -1,7 +1,9 @@
 //! What the kube-rs tests of the API server share: a server with its client, Status errors, and
-//! polling with a deadline.
+//! polling with a deadline, and owner graphs built over HTTP for the garbage collection tests.
 
 #![allow(dead_code)]
+
+pub mod owner_graph;
 
 use std::time::Duration;
 
@@ -11,6 +13,18 @@ use kube::Client;
 /// A server on a free loopback port (token and TLS, as by default) and a client for it.
 pub async fn start() -> (ApiServer, Client) {
     let server = ApiServer::start(Config::default()).await.expect("server starts");
+    let client = server.client();
+    (server, client)
+}
+
+/// A server without authentication (so without TLS) and a client for it: for tests that send many
+/// thousands of requests and are about something else than who may send them.
+pub async fn start_plain() -> (ApiServer, Client) {
+    let config = Config {
+        auth: apiserver::Auth::None,
+        ..Config::default()
+    };
+    let server = ApiServer::start(config).await.expect("server starts");
     let client = server.client();
     (server, client)
 }

@@ -13,6 +13,7 @@ mod object;
 mod owners;
 mod persist;
 mod registry;
+mod typed;
 mod write;
 
 use std::{

@@ -19,7 +19,7 @@ use crate::{
     error::{Error, Result},
 };
 
-/// How unknown fields in a custom resource are treated (V3).
+/// How unknown fields are treated, in custom resources (V3) and built-ins alike.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FieldValidation {
     Ignore,
@@ -595,6 +595,25 @@ impl Store {
                 return Err(invalid(rt, name, causes));
             }
         } else if rt.is_builtin() {
+            let unknown = super::typed::check(rt, &mut object).map_err(
+                |super::typed::Problem::WrongType(message)| {
+                    Error::BadRequest(format!("{}: {message}", cannot_be_handled(rt)))
+                },
+            )?;
+            if !unknown.is_empty() {
+                let fields = unknown.iter().map(|field| format!("unknown field \"{field}\""));
+                match options.field_validation {
+                    FieldValidation::Strict => {
+                        return Err(Error::BadRequest(format!(
+                            "{}: strict decoding error: {}",
+                            cannot_be_handled(rt),
+                            fields.collect::<Vec<_>>().join(", ")
+                        )));
+                    }
+                    FieldValidation::Warn => warnings.extend(fields),
+                    FieldValidation::Ignore => {}
+                }
+            }
             apimachinery::defaults::apply_builtin_defaults(&rt.kind, &mut object)
                 .map_err(|e| machinery(rt, name, e))?;
             if let Some(old) = old {
@@ -784,6 +803,15 @@ impl Store {
             let _ = self.create_locked(&mut state, &rt, "", object, &WriteOptions::default());
         }
     }
+}
+
+/// How kube-apiserver begins the message of a body it cannot decode into the kind's Go type.
+fn cannot_be_handled(rt: &ResourceType) -> String {
+    format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}",
+        kind = rt.kind,
+        version = rt.version
+    )
 }
 
 fn unchanged(old: &Value, new: &Value) -> bool {

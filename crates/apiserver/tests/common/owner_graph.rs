@@ -15,6 +15,8 @@ use futures::{StreamExt, TryStreamExt, stream};
 use kube::Client;
 use serde_json::{Value, json};
 
+use super::send;
+
 /// The namespaces namespaced objects are spread over.
 pub const NAMESPACES: [&str; 2] = ["owners-a", "owners-b"];
 /// Requests in flight while a graph is built: a 10,000-object chain is built in seconds, not minutes.
@@ -96,33 +98,6 @@ fn type_meta(scope: Scope) -> (&'static str, &'static str) {
         Scope::Namespace(_) => ("v1", "ConfigMap"),
         Scope::Cluster => ("rbac.authorization.k8s.io/v1", "ClusterRole"),
     }
-}
-
-/// Sends a request; the HTTP status and the body as JSON.
-pub async fn send(
-    client: &Client,
-    method: &str,
-    path: &str,
-    content_type: &str,
-    body: Value,
-) -> (u16, Value) {
-    let body = if body.is_null() {
-        Vec::new()
-    } else {
-        serde_json::to_vec(&body).expect("a JSON body")
-    };
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", content_type)
-        .body(kube::client::Body::from(body))
-        .expect("a request");
-    let response = client.send(request).await.expect("an answer");
-    let status = response.status().as_u16();
-    let bytes = axum::body::to_bytes(axum::body::Body::new(response.into_body()), usize::MAX)
-        .await
-        .expect("a whole body");
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
 /// Whether the server still answers `/version`.

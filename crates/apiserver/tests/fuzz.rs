@@ -3,8 +3,15 @@
 //! server. Every response must be a well-formed Status or object with a code below 500: a panic in a
 //! handler would drop the connection or answer 500. Afterwards the server still serves.
 //!
-//! The cases come from a proptest runner with a random seed, printed so that a failure can be replayed
-//! with `FUZZ_SEED=<hex>`; `FUZZ_CASES` raises the count for a longer local run.
+//! Generated owner graphs and their deletions are in [`owner_graphs`].
+//!
+//! The cases come from proptest runners with a fixed seed, so that every run (CI's included) sends
+//! the same requests. `FUZZ_SEED=random` draws a new seed, printed so that a failure can be replayed
+//! with `FUZZ_SEED=<hex>`; `FUZZ_CASES` and `FUZZ_GRAPH_CASES` raise the counts for a longer local run.
+
+mod common;
+#[path = "fuzz/owner_graphs.rs"]
+mod owner_graphs;
 
 use std::time::Duration;
 
@@ -486,20 +493,34 @@ fn check(status: u16, body: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn seed_bytes() -> [u8; 32] {
-    let mut seed = [0u8; 32];
-    match std::env::var("FUZZ_SEED") {
+/// The seed every run uses unless `FUZZ_SEED` says otherwise.
+const FIXED_SEED: [u8; 32] = *b"embedded apiserver fuzz seed 001";
+
+/// The seed from `FUZZ_SEED` (64 hex digits, or `random`), [`FIXED_SEED`] without it; and its hex.
+fn seed() -> ([u8; 32], String) {
+    let seed = match std::env::var("FUZZ_SEED").as_deref() {
+        Err(_) => FIXED_SEED,
+        Ok("random") => rand::random(),
         Ok(hex) => {
+            let mut seed = [0u8; 32];
             for (i, byte) in seed.iter_mut().enumerate() {
                 *byte = hex
                     .get(2 * i..2 * i + 2)
                     .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .expect("FUZZ_SEED is 64 hex digits");
+                    .expect("FUZZ_SEED is 64 hex digits or `random`");
             }
+            seed
         }
-        Err(_) => seed = rand::random(),
-    }
-    seed
+    };
+    let hex = seed.iter().map(|b| format!("{b:02x}")).collect();
+    (seed, hex)
+}
+
+fn cases_from_env(variable: &str, default: usize) -> usize {
+    std::env::var(variable)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -513,13 +534,9 @@ async fn generated_requests_get_well_formed_answers_and_the_server_keeps_serving
     .unwrap();
     let client = server.client();
 
-    let seed = seed_bytes();
-    let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+    let (seed, hex) = seed();
     println!("FUZZ_SEED={hex}");
-    let cases = std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(DEFAULT_CASES);
+    let cases = cases_from_env("FUZZ_CASES", DEFAULT_CASES);
     let mut runner = TestRunner::new_with_rng(
         Default::default(),
         TestRng::from_seed(RngAlgorithm::ChaCha, &seed),

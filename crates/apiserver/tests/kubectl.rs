@@ -437,3 +437,34 @@ async fn check_15_server_side_apply_conflicts_between_managers_until_forced() {
         .await;
     assert!(managers.contains("ci"), "{managers}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kubectl_apply_of_a_mistyped_or_unknown_built_in_field_is_refused_by_the_server() {
+    let kubectl = Kubectl::start().await;
+    let mistyped = kubectl.manifest(
+        "mistyped.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {x: true}\n",
+    );
+    let refused = kubectl.fails(&["apply", "-f", &mistyped]).await;
+    assert!(
+        refused.contains(
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal bool \
+             into Go struct field ConfigMap.data of type string"
+        ),
+        "{refused}"
+    );
+    let unknown = kubectl.manifest(
+        "unknown.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: u}\ndata: {x: \"1\"}\nfoo: bar\n",
+    );
+    let refused = kubectl
+        .fails(&["apply", "--validate=strict", "-f", &unknown])
+        .await;
+    assert!(refused.contains("unknown field \"foo\""), "{refused}");
+    let warned = kubectl.run(&["apply", "--validate=warn", "-f", &unknown]).await;
+    assert!(warned.status.success(), "{warned:?}");
+    assert!(
+        String::from_utf8_lossy(&warned.stderr).contains("unknown field \"foo\""),
+        "{warned:?}"
+    );
+}

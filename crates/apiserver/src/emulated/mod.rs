@@ -15,6 +15,7 @@ use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::Value;
 
 pub use deployments::NEVER_READY_ANNOTATION;
+pub(crate) use garbage_collector::WorkList as CollectorWork;
 
 use crate::store::{DeletePropagation, State, Store};
 
@@ -41,16 +42,18 @@ pub(crate) fn on_admit(
     }
 }
 
-/// Follow-up writes after `name` was stored as `stored`.
+/// Follow-up writes after `name` was stored as `stored`, over an object whose owner references were
+/// `previous_references` (none for a create).
 pub(crate) fn after_write(
     store: &Store,
     state: &mut State,
     rt: &ResourceType,
     namespace: &str,
     name: &str,
+    previous_references: &[Value],
     stored: &Value,
 ) {
-    if garbage_collector::collect_if_orphaned(store, state, rt, namespace, name, stored) {
+    if !garbage_collector::after_write(store, state, rt, namespace, name, previous_references, stored) {
         return;
     }
     if is(rt, "apps", "deployments") || is(rt, "apps", "statefulsets") {
@@ -93,7 +96,7 @@ pub(crate) fn on_delete(
             None
         }
         DeletePropagation::Foreground => {
-            garbage_collector::delete_dependents(store, state, rt, namespace, object)
+            garbage_collector::delete_in_foreground(store, state, rt, namespace, object)
         }
     }
 }
@@ -106,8 +109,7 @@ pub(crate) fn after_remove(
     namespace: &str,
     object: &Value,
 ) {
-    garbage_collector::collect(store, state, object);
-    garbage_collector::release_waiting_owners(store, state, object);
+    garbage_collector::after_remove(store, state, object);
     if !namespace.is_empty() {
         namespaces::finish_if_empty(store, state, namespace);
     }

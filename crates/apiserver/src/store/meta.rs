@@ -70,6 +70,15 @@ pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     metadata.as_object_mut().expect("made an object above")
 }
 
+/// `metadata.ownerReferences`, empty when absent.
+pub fn owner_references(object: &Value) -> Vec<Value> {
+    object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// The uids named in `metadata.ownerReferences`.
 pub fn owner_uids(object: &Value) -> Vec<String> {
     object

@@ -13,6 +13,7 @@ mod object;
 mod owners;
 mod persist;
 mod registry;
+mod typed;
 mod write;
 
 use std::{
@@ -74,6 +75,8 @@ pub(crate) struct State {
     pub next_cluster_ip: u32,
     /// Dependents by owner uid, for the garbage collector.
     pub owners: owners::OwnerIndex,
+    /// What the garbage collector has yet to look at.
+    pub collector: crate::emulated::CollectorWork,
 }
 
 pub struct Store {
@@ -157,6 +160,7 @@ impl Store {
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
                 owners,
+                collector: Default::default(),
             }),
             events,
             history_capacity: history_capacity.max(1),
@@ -173,7 +177,12 @@ impl Store {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unwrap_or_else(|poisoned| {
+            let mut state = poisoned.into_inner();
+            // A panic ended a step mid-way, maybe a garbage collector's drain: start from an empty list.
+            state.collector.reset();
+            state
+        })
     }
 
     /// Ends a write request: releases the lock and, with a data dir, waits until every change made so

@@ -19,7 +19,7 @@ use crate::{
     error::{Error, Result},
 };
 
-/// How unknown fields in a custom resource are treated (V3).
+/// How unknown fields are treated, in custom resources (V3) and built-ins alike.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FieldValidation {
     Ignore,
@@ -425,7 +425,7 @@ impl Store {
             });
         }
         let stored = self.put(state, rt, namespace, &name, object, None);
-        self.after_write(state, rt, namespace, &name, &stored);
+        self.after_write(state, rt, namespace, &name, &[], &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -549,8 +549,9 @@ impl Store {
                 created: false,
             });
         }
+        let previous_references = meta::owner_references(&old);
         let stored = self.put(state, rt, namespace, name, next, Some(old));
-        self.after_write(state, rt, namespace, name, &stored);
+        self.after_write(state, rt, namespace, name, &previous_references, &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -594,6 +595,25 @@ impl Store {
                 return Err(invalid(rt, name, causes));
             }
         } else if rt.is_builtin() {
+            let unknown = super::typed::check(rt, &mut object).map_err(
+                |super::typed::Problem::WrongType(message)| {
+                    Error::BadRequest(format!("{}: {message}", cannot_be_handled(rt)))
+                },
+            )?;
+            if !unknown.is_empty() {
+                let fields = unknown.iter().map(|field| format!("unknown field \"{field}\""));
+                match options.field_validation {
+                    FieldValidation::Strict => {
+                        return Err(Error::BadRequest(format!(
+                            "{}: strict decoding error: {}",
+                            cannot_be_handled(rt),
+                            fields.collect::<Vec<_>>().join(", ")
+                        )));
+                    }
+                    FieldValidation::Warn => warnings.extend(fields),
+                    FieldValidation::Ignore => {}
+                }
+            }
             apimachinery::defaults::apply_builtin_defaults(&rt.kind, &mut object)
                 .map_err(|e| machinery(rt, name, e))?;
             if let Some(old) = old {
@@ -675,6 +695,10 @@ impl Store {
             .get_mut(&key)
             .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())))
             .map(|removed| removed.decode());
+        if removed.is_none() {
+            // Already gone (removed by a step this one set in motion): a second DELETED would be a lie.
+            return object;
+        }
         state.owners.record(&key, namespace, name, removed.as_ref(), None);
         state.resource_version += 1;
         let rv = state.resource_version;
@@ -754,9 +778,17 @@ impl Store {
             .map_err(|causes| invalid(rt, meta::name(object), causes))
     }
 
-    /// Follow-up writes a real cluster's controllers would make (Deployment status).
-    fn after_write(&self, state: &mut State, rt: &ResourceType, namespace: &str, name: &str, stored: &Value) {
-        emulated::after_write(self, state, rt, namespace, name, stored);
+    /// Follow-up writes a real cluster's controllers would make (garbage collection, Deployment status).
+    fn after_write(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+        previous_references: &[Value],
+        stored: &Value,
+    ) {
+        emulated::after_write(self, state, rt, namespace, name, previous_references, stored);
     }
 
     /// Pre-creates the namespaces every cluster has (L3).
@@ -771,6 +803,15 @@ impl Store {
             let _ = self.create_locked(&mut state, &rt, "", object, &WriteOptions::default());
         }
     }
+}
+
+/// How kube-apiserver begins the message of a body it cannot decode into the kind's Go type.
+fn cannot_be_handled(rt: &ResourceType) -> String {
+    format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}",
+        kind = rt.kind,
+        version = rt.version
+    )
 }
 
 fn unchanged(old: &Value, new: &Value) -> bool {

@@ -1,16 +1,31 @@
 //! What the kube-rs tests of the API server share: a server with its client, Status errors, and
-//! polling with a deadline.
+//! polling with a deadline, and owner graphs built over HTTP for the garbage collection tests.
 
 #![allow(dead_code)]
+
+pub mod owner_graph;
 
 use std::time::Duration;
 
 use apiserver::{ApiServer, Config};
 use kube::Client;
+use serde_json::Value;
 
 /// A server on a free loopback port (token and TLS, as by default) and a client for it.
 pub async fn start() -> (ApiServer, Client) {
     let server = ApiServer::start(Config::default()).await.expect("server starts");
+    let client = server.client();
+    (server, client)
+}
+
+/// A server without authentication (so without TLS) and a client for it: for tests that send many
+/// thousands of requests and are about something else than who may send them.
+pub async fn start_plain() -> (ApiServer, Client) {
+    let config = Config {
+        auth: apiserver::Auth::None,
+        ..Config::default()
+    };
+    let server = ApiServer::start(config).await.expect("server starts");
     let client = server.client();
     (server, client)
 }
@@ -37,4 +52,54 @@ where
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// What the server answered: status, `Warning` headers, and the body as JSON (`Null` if it is not).
+pub struct Answer {
+    pub status: u16,
+    pub warnings: Vec<String>,
+    pub body: Value,
+}
+
+/// Sends one request as any client would, a `Null` body as none.
+pub async fn request(client: &Client, method: &str, path: &str, content_type: &str, body: Value) -> Answer {
+    let body = if body.is_null() {
+        Vec::new()
+    } else {
+        serde_json::to_vec(&body).expect("a JSON body")
+    };
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", content_type)
+        .body(kube::client::Body::from(body))
+        .expect("a request");
+    let response = client.send(request).await.expect("an answer");
+    let status = response.status().as_u16();
+    let warnings = response
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+        .collect();
+    let bytes = axum::body::to_bytes(axum::body::Body::new(response.into_body()), usize::MAX)
+        .await
+        .expect("a whole body");
+    Answer {
+        status,
+        warnings,
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    }
+}
+
+/// [`request`], for the status and the body alone.
+pub async fn send(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Value,
+) -> (u16, Value) {
+    let answer = request(client, method, path, content_type, body).await;
+    (answer.status, answer.body)
 }

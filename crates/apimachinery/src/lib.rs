@@ -10,8 +10,9 @@
 //! - [`table`]: `meta.k8s.io/v1` Table rendering with printer columns.
 //! - [`defaults`]: defaults the real API server applies to built-in kinds.
 //!
-//! Requirement ids (D1, P3, V2 ...) refer to shared/design/apiserver.md.
+//! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
 
+pub mod decoding;
 pub mod defaults;
 pub mod discovery;
 pub mod error;

@@ -1,4 +1,4 @@
-//! Property tests (issue 3 point 4): every pure function the API server feeds with request content
+//! Property tests : every pure function the API server feeds with request content
 //! (patches, selectors, schemas, metadata validation, defaults, tables) returns a verdict for any input
 //! and never panics. Bounded: a few hundred cases each, a few seconds in all, the same cases every run.
 //!
@@ -468,7 +468,7 @@ proptest! {
             for mut object in objects {
                 compiled.apply_defaults(&mut object);
                 let pruned = compiled.prune(&mut object);
-                let _ = schema::unknown_field_warnings(&pruned);
+                let _ = apimachinery::decoding::field_problems(&[], &pruned);
                 let _ = compiled.validate(&object);
             }
         }

@@ -34,6 +34,16 @@ pub enum Error {
     },
     #[error("{0}")]
     BadRequest(String),
+    /// 400: a body that does not decode as its kind (a value of the wrong type; with
+    /// `fieldValidation=Strict`, a duplicate or unknown field). `object` is what was decoded, as JSON:
+    /// a patch whose result does not decode is answered with it (see [`Error::for_patch`]).
+    #[error("{kind} in version \"{version}\" cannot be handled as a {kind}: {detail}")]
+    Undecodable {
+        kind: String,
+        version: String,
+        detail: String,
+        object: String,
+    },
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("{0}")]
@@ -67,7 +77,7 @@ impl Error {
             Error::NotFound(_) | Error::UnknownResource => 404,
             Error::AlreadyExists(_) | Error::Conflict { .. } | Error::ApplyConflict { .. } => 409,
             Error::Invalid { .. } => 422,
-            Error::BadRequest(_) => 400,
+            Error::BadRequest(_) | Error::Undecodable { .. } => 400,
             Error::UnsupportedMediaType(_) => 415,
             Error::Expired(_) => 410,
             Error::Forbidden(_) => 403,
@@ -84,7 +94,7 @@ impl Error {
             Error::AlreadyExists(_) => "AlreadyExists",
             Error::Conflict { .. } | Error::ApplyConflict { .. } => "Conflict",
             Error::Invalid { .. } => "Invalid",
-            Error::BadRequest(_) => "BadRequest",
+            Error::BadRequest(_) | Error::Undecodable { .. } => "BadRequest",
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
             Error::Expired(_) => "Expired",
             Error::Forbidden(_) => "Forbidden",
@@ -128,6 +138,23 @@ impl Error {
     }
 
     /// Lifts an `apimachinery` verdict about `subject` into a response error.
+    /// The error of a patch: kube-apiserver applies the patch first and decodes the result, so a result
+    /// that does not decode is an invalid `patch` (422) quoting the patched object, not a bad body.
+    pub fn for_patch(self) -> Error {
+        match self {
+            Error::Undecodable { detail, object, .. } => Error::Invalid {
+                kind_group: String::new(),
+                subject: Subject::default(),
+                causes: vec![FieldCause::new(
+                    "FieldValueInvalid",
+                    "patch",
+                    format!("Invalid value: {}: {detail}", Value::String(object)),
+                )],
+            },
+            other => other,
+        }
+    }
+
     pub fn from_machinery(error: apimachinery::Error, kind_group: &str, subject: &Subject) -> Error {
         match error {
             apimachinery::Error::Invalid { causes } => Error::Invalid {

@@ -79,23 +79,5 @@ fn count_cel_rules(schema: &Value) -> usize {
     }
 }
 
-/// The `Warning` header texts for pruned fields (`fieldValidation=Warn`, V3): `unknown field "spec.x"`.
-pub fn unknown_field_warnings(pruned: &[String]) -> Vec<String> {
-    pruned
-        .iter()
-        .map(|path| format!("unknown field \"{path}\""))
-        .collect()
-}
-
-/// The 400 message for `fieldValidation=Strict` (V3), as kube-apiserver words it:
-/// `PostgresWriter in version "v1" cannot be handled as a PostgresWriter: strict decoding error:
-/// unknown field "spec.x", unknown field "spec.y"`.
-pub fn strict_decoding_error(kind: &str, version: &str, pruned: &[String]) -> String {
-    format!(
-        "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
-        unknown_field_warnings(pruned).join(", ")
-    )
-}
-
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{StructuralSchema, strict_decoding_error, unknown_field_warnings};
+use super::StructuralSchema;
 
 fn compile(schema: Value) -> StructuralSchema {
     match StructuralSchema::compile(&schema) {
@@ -520,19 +520,6 @@ fn v2_embedded_resources_need_api_version_and_kind() {
             "template.apiVersion: Required value: must not be empty",
             r#"template.kind: Invalid value: "": must not be empty"#
         ]
-    );
-}
-
-#[test]
-fn v3_strict_and_warn_messages_name_each_unknown_field() {
-    let pruned = vec!["spec.x".to_owned(), "spec.y".to_owned()];
-    assert_eq!(
-        unknown_field_warnings(&pruned),
-        [r#"unknown field "spec.x""#, r#"unknown field "spec.y""#]
-    );
-    assert_eq!(
-        strict_decoding_error("PostgresWriter", "v1", &pruned),
-        r#"PostgresWriter in version "v1" cannot be handled as a PostgresWriter: strict decoding error: unknown field "spec.x", unknown field "spec.y""#
     );
 }
 

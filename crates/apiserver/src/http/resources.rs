@@ -54,21 +54,21 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
                     "POST on a namespaced resource needs a namespace".into(),
                 ));
             }
-            let body = parse_body(&call)?;
+            let (body, duplicates) = parse_body(&call)?;
             let written = shared
                 .store
-                .create(&rt, &namespace, body, &write_options(&call)?)?;
+                .create(&rt, &namespace, body, &write_options(&call, duplicates)?)?;
             Ok(respond::with_warnings(
                 respond::json(201, &written.object),
                 &written.warnings,
             ))
         }
         (&Method::PUT, Some(name)) => {
-            let body = parse_body(&call)?;
-            let written =
-                shared
-                    .store
-                    .update(&rt, &namespace, name, body, &write_options(&call)?, status_only)?;
+            let (body, duplicates) = parse_body(&call)?;
+            let options = write_options(&call, duplicates)?;
+            let written = shared
+                .store
+                .update(&rt, &namespace, name, body, &options, status_only)?;
             Ok(respond::with_warnings(
                 respond::json(200, &written.object),
                 &written.warnings,
@@ -79,8 +79,8 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
             let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
                 Error::UnsupportedMediaType(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type:?}"))
             })?;
-            let body = parse_patch(&call, patch_type)?;
-            let options = write_options(&call)?;
+            let (body, duplicates) = parse_patch(&call, patch_type)?;
+            let options = write_options(&call, duplicates)?;
             if patch_type == PatchType::Apply && call.query.get("fieldManager").is_none_or(String::is_empty) {
                 return Err(Error::Invalid {
                     kind_group: rt.kind.clone(),
@@ -141,7 +141,8 @@ fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
     respond::json(200, &object)
 }
 
-fn parse_body(call: &Call) -> Result<Value> {
+/// The body of a create or an update, and the fields it repeats (for `fieldValidation`).
+fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
     let content_type = call.content_type.as_deref().unwrap_or("application/json");
     if content_type.contains("protobuf") || content_type.contains("cbor") {
         // Only JSON and YAML are served; client-go retries with JSON on 415.
@@ -149,31 +150,40 @@ fn parse_body(call: &Call) -> Result<Value> {
             "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {content_type:?}"
         )));
     }
-    let value: Value = if content_type.contains("yaml") {
-        serde_yaml::from_slice(&call.body)
-            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?
+    let (value, duplicates) = if content_type.contains("yaml") {
+        // A YAML mapping with a repeated key does not decode at all, as in kube-apiserver.
+        let value: Value = serde_yaml::from_slice(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?;
+        (value, Vec::new())
     } else {
         // No Content-Type (the Python client) means JSON (D10).
-        serde_json::from_slice(&call.body)
-            .map_err(|e| Error::BadRequest(format!("error decoding JSON: {e}")))?
+        let decoded = apimachinery::decoding::decode_json(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding JSON: {e}")))?;
+        (decoded.value, decoded.duplicate_fields)
     };
     if !value.is_object() {
         return Err(Error::BadRequest(
             "the body of the request must be an object".into(),
         ));
     }
-    Ok(value)
+    Ok((value, duplicates))
 }
 
-fn parse_patch(call: &Call, patch_type: PatchType) -> Result<Value> {
-    let value: Value = if patch_type == PatchType::Apply {
-        serde_yaml::from_slice(&call.body)
-            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?
-    } else {
-        serde_json::from_slice(&call.body)
-            .map_err(|e| Error::BadRequest(format!("error decoding patch: {e}")))?
+/// A patch, and the fields it repeats (for `fieldValidation`).
+fn parse_patch(call: &Call, patch_type: PatchType) -> Result<(Value, Vec<String>)> {
+    if patch_type == PatchType::Apply {
+        let value = serde_yaml::from_slice(&call.body)
+            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?;
+        return Ok((value, Vec::new()));
+    }
+    let decoded = apimachinery::decoding::decode_json(&call.body)
+        .map_err(|e| Error::BadRequest(format!("error decoding patch: {e}")))?;
+    // A JSON patch is a list of operations, not an object: its repeated keys are not fields.
+    let duplicates = match patch_type {
+        PatchType::Json => Vec::new(),
+        _ => decoded.duplicate_fields,
     };
-    Ok(value)
+    Ok((decoded.value, duplicates))
 }
 
 fn dry_run(call: &Call) -> Result<bool> {
@@ -186,7 +196,7 @@ fn dry_run(call: &Call) -> Result<bool> {
     }
 }
 
-fn write_options(call: &Call) -> Result<WriteOptions> {
+fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Result<WriteOptions> {
     let field_validation = match call.query.get("fieldValidation").map(String::as_str) {
         None | Some("") | Some("Warn") => FieldValidation::Warn,
         Some("Strict") => FieldValidation::Strict,
@@ -206,6 +216,7 @@ fn write_options(call: &Call) -> Result<WriteOptions> {
             .cloned()
             .or_else(|| manager_from_user_agent(call)),
         field_validation,
+        duplicate_fields,
         force: call.query.get("force").map(String::as_str) == Some("true"),
     })
 }

@@ -33,6 +33,8 @@ pub struct WriteOptions {
     pub dry_run: bool,
     pub field_manager: Option<String>,
     pub field_validation: FieldValidation,
+    /// The paths of the fields the request body repeats (found while decoding it).
+    pub duplicate_fields: Vec<String>,
     /// Server-side apply: take ownership of conflicting fields.
     pub force: bool,
 }
@@ -226,6 +228,7 @@ impl Store {
         .map_err(|e| machinery(rt, name, e))?;
         check_body_identity(rt, namespace, name, &patched)?;
         self.update_locked(state, rt, namespace, name, old, patched, options, status_only)
+            .map_err(Error::for_patch)
     }
 
     pub fn delete(
@@ -571,49 +574,21 @@ impl Store {
     ) -> Result<(Value, Vec<String>)> {
         let mut warnings = Vec::new();
         if let Some(schema) = &rt.schema {
-            let pruned = schema.prune(&mut object);
-            if !pruned.is_empty() {
-                match options.field_validation {
-                    FieldValidation::Strict => {
-                        let fields: Vec<String> =
-                            pruned.iter().map(|p| format!("unknown field \"{p}\"")).collect();
-                        return Err(Error::BadRequest(format!(
-                            "{} in body: strict decoding error: {}",
-                            kind_group(rt),
-                            fields.join(", ")
-                        )));
-                    }
-                    FieldValidation::Warn => {
-                        warnings.extend(pruned.iter().map(|p| format!("unknown field \"{p}\"")))
-                    }
-                    FieldValidation::Ignore => {}
-                }
-            }
+            let unknown = schema.prune(&mut object);
+            warnings = field_problems(rt, options, &unknown, &object)?;
             schema.apply_defaults(&mut object);
             let causes = schema.validate(&object);
             if !causes.is_empty() {
                 return Err(invalid(rt, name, causes));
             }
         } else if rt.is_builtin() {
-            let unknown = super::typed::check(rt, &mut object).map_err(
-                |super::typed::Problem::WrongType(message)| {
-                    Error::BadRequest(format!("{}: {message}", cannot_be_handled(rt)))
-                },
-            )?;
-            if !unknown.is_empty() {
-                let fields = unknown.iter().map(|field| format!("unknown field \"{field}\""));
-                match options.field_validation {
-                    FieldValidation::Strict => {
-                        return Err(Error::BadRequest(format!(
-                            "{}: strict decoding error: {}",
-                            cannot_be_handled(rt),
-                            fields.collect::<Vec<_>>().join(", ")
-                        )));
-                    }
-                    FieldValidation::Warn => warnings.extend(fields),
-                    FieldValidation::Ignore => {}
+            let unknown = match super::typed::check(rt, &mut object) {
+                Ok(unknown) => unknown,
+                Err(super::typed::Problem::WrongType(message)) => {
+                    return Err(undecodable(rt, message, &object));
                 }
-            }
+            };
+            warnings = field_problems(rt, options, &unknown, &object)?;
             apimachinery::defaults::apply_builtin_defaults(&rt.kind, &mut object)
                 .map_err(|e| machinery(rt, name, e))?;
             if let Some(old) = old {
@@ -806,12 +781,33 @@ impl Store {
 }
 
 /// How kube-apiserver begins the message of a body it cannot decode into the kind's Go type.
-fn cannot_be_handled(rt: &ResourceType) -> String {
-    format!(
-        "{kind} in version \"{version}\" cannot be handled as a {kind}",
-        kind = rt.kind,
-        version = rt.version
-    )
+/// The duplicate and unknown fields of a write, as `fieldValidation` says: a 400 (Strict), the
+/// `Warning` texts to send (Warn, the default) or nothing (Ignore).
+fn field_problems(
+    rt: &ResourceType,
+    options: &WriteOptions,
+    unknown: &[String],
+    object: &Value,
+) -> Result<Vec<String>> {
+    let problems = apimachinery::decoding::field_problems(&options.duplicate_fields, unknown);
+    match options.field_validation {
+        FieldValidation::Strict if !problems.is_empty() => Err(undecodable(
+            rt,
+            format!("strict decoding error: {}", problems.join(", ")),
+            object,
+        )),
+        FieldValidation::Strict | FieldValidation::Ignore => Ok(Vec::new()),
+        FieldValidation::Warn => Ok(problems),
+    }
+}
+
+fn undecodable(rt: &ResourceType, detail: String, object: &Value) -> Error {
+    Error::Undecodable {
+        kind: rt.kind.clone(),
+        version: rt.version.clone(),
+        detail,
+        object: object.to_string(),
+    }
 }
 
 fn unchanged(old: &Value, new: &Value) -> bool {

@@ -68,6 +68,17 @@ pub async fn request(client: &Client, method: &str, path: &str, content_type: &s
     } else {
         serde_json::to_vec(&body).expect("a JSON body")
     };
+    request_bytes(client, method, path, content_type, body).await
+}
+
+/// [`request`] with a body sent as it is, for bodies a `Value` cannot hold (a repeated key).
+pub async fn request_bytes(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Answer {
     let request = axum::http::Request::builder()
         .method(method)
         .uri(path)

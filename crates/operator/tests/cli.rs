@@ -46,22 +46,6 @@ fn wait_for_line_blocking(lines: &mpsc::Receiver<String>, needle: &str, limit: D
     }
 }
 
-fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
-    let output = Command::new("/usr/bin/kubectl")
-        .args(args)
-        .arg("--request-timeout=20s")
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", home)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
 fn interrupt(child: &Child) {
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -105,11 +89,7 @@ async fn dev_serves_kubectl_writes_rows_and_leaves_no_process_behind() {
     wait_for_line(&out, "Ctrl-C stops everything", Duration::from_secs(10));
 
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/samples");
-    kubectl(
-        &kubeconfig,
-        dir.path(),
-        &["apply", "-f", samples.to_str().unwrap()],
-    );
+    support::kubectl(&kubeconfig, &["apply", "-f", samples.to_str().unwrap()]);
     let (sql, connection) = tokio_postgres::connect(&database_url, tokio_postgres::NoTls)
         .await
         .expect("psql connects");
@@ -131,7 +111,7 @@ async fn dev_serves_kubectl_writes_rows_and_leaves_no_process_behind() {
             .then_some(())
     })
     .await;
-    let table = kubectl(&kubeconfig, dir.path(), &["get", "postgreswriters"]);
+    let table = support::kubectl(&kubeconfig, &["get", "postgreswriters"]);
     assert!(
         table.contains("sample-student") && table.contains("True"),
         "{table}"

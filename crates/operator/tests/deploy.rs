@@ -12,30 +12,24 @@ use std::{collections::BTreeSet, path::Path, process::Command};
 use serde_json::Value;
 use support::{Backend, ControlPlane};
 
-fn repository() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-/// Runs `program args` with `kubeconfig`, failing the test with its output if it fails.
-fn run(program: &str, args: &[&str], kubeconfig: &Path) -> String {
-    let output = Command::new(program)
+/// `operator args` with `kubeconfig`, failing the test with its output if it fails.
+fn operator(args: &[&str], kubeconfig: &Path) {
+    let output = Command::new(env!("CARGO_BIN_EXE_operator"))
         .args(args)
-        .current_dir(repository())
         .env("KUBECONFIG", kubeconfig)
         .output()
-        .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+        .expect("operator runs");
     assert!(
         output.status.success(),
-        "{program} {args:?}: {}{}",
+        "operator {args:?}: {}{}",
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// The commands of the README's deploy section, comments dropped.
 fn readme_deploy_steps() -> Vec<String> {
-    let readme = std::fs::read_to_string(repository().join("README.md")).expect("README.md");
+    let readme = std::fs::read_to_string(support::repository().join("README.md")).expect("README.md");
     let section = readme
         .split("## Deploying to a real cluster")
         .nth(1)
@@ -54,7 +48,7 @@ fn readme_deploy_steps() -> Vec<String> {
 
 /// `kubectl kustomize config/default`, as JSON objects.
 fn rendered(kubeconfig: &Path) -> Vec<Value> {
-    let yaml = run("kubectl", &["kustomize", "config/default"], kubeconfig);
+    let yaml = support::kubectl(kubeconfig, &["kustomize", "config/default"]);
     serde_yaml::Deserializer::from_str(&yaml)
         .map(|document| {
             let value: serde_yaml::Value = serde::Deserialize::deserialize(document).expect("YAML");
@@ -89,20 +83,19 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_exists(back
             // No container engine is needed for a server-side dry run: nothing pulls the image.
             ["make", "docker-build"] => {}
             ["make", "install"] => {
-                run(env!("CARGO_BIN_EXE_operator"), &["install"], &kubeconfig);
+                operator(&["install"], &kubeconfig);
             }
             ["make", "deploy"] => {
-                run(
-                    "kubectl",
-                    &["apply", "--dry-run=server", "-k", "config/default"],
+                support::kubectl(
                     &kubeconfig,
+                    &["apply", "--dry-run=server", "-k", "config/default"],
                 );
             }
             ["kubectl", args @ ..] => {
                 // The README leaves the password to the reader: `...` stands for it.
                 let args: Vec<String> = args.iter().map(|a| a.replace("=...", "=rehearsal")).collect();
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                run("kubectl", &args, &kubeconfig);
+                support::kubectl(&kubeconfig, &args);
             }
             _ => panic!("a README deploy step this test does not know how to play: {step}"),
         }
@@ -112,11 +105,7 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_exists(back
     let objects = rendered(&kubeconfig);
     let mut known: BTreeSet<(String, String, String)> = objects.iter().map(kind_name_namespace).collect();
     for kind in ["namespaces", "secrets", "configmaps", "serviceaccounts"] {
-        let listed = run(
-            "kubectl",
-            &["get", kind, "--all-namespaces", "-o", "json"],
-            &kubeconfig,
-        );
+        let listed = support::kubectl(&kubeconfig, &["get", kind, "--all-namespaces", "-o", "json"]);
         let listed: Value = serde_json::from_str(&listed).expect("a list");
         for item in listed["items"].as_array().into_iter().flatten() {
             let (_, name, namespace) = kind_name_namespace(item);

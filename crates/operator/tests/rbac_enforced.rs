@@ -14,7 +14,6 @@ mod support;
 
 use std::{
     path::Path,
-    process::Command,
     time::{Duration, Instant},
 };
 
@@ -46,27 +45,6 @@ const WITHIN: Duration = Duration::from_secs(45);
 /// Longer than a healthy operator takes to become ready (its caches filled), by a wide margin: still
 /// unready then counts as never ready.
 const READY_WITHIN: Duration = Duration::from_secs(30);
-
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
-    let output = Command::new("kubectl")
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn config_default() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../config/default")
-        .display()
-        .to_string()
-}
 
 /// A kubeconfig for the manager's ServiceAccount, with a token from the API server (TokenRequest), as
 /// the kubelet would mount into the manager's pod.
@@ -240,18 +218,28 @@ async fn every_rule(client: &kube::Client) -> Vec<(&'static str, usize, PolicyRu
 
 /// Replaces the rules of `role` (one of the two above) with `rules`.
 async fn set_rules(client: &kube::Client, role: &str, rules: Vec<PolicyRule>) {
-    let pp = PostParams::default();
     if role == MANAGER_ROLE {
-        let api = Api::<ClusterRole>::all(client.clone());
-        let mut current = api.get(role).await.unwrap();
-        current.rules = Some(rules);
-        api.replace(role, &pp, &current).await.unwrap();
+        replace_rules(Api::<ClusterRole>::all(client.clone()), role, rules, |r| {
+            &mut r.rules
+        })
+        .await
     } else {
-        let api = Api::<Role>::namespaced(client.clone(), NAMESPACE);
-        let mut current = api.get(role).await.unwrap();
-        current.rules = Some(rules);
-        api.replace(role, &pp, &current).await.unwrap();
+        let roles = Api::<Role>::namespaced(client.clone(), NAMESPACE);
+        replace_rules(roles, role, rules, |r| &mut r.rules).await
     }
+}
+
+async fn replace_rules<K>(
+    api: Api<K>,
+    name: &str,
+    rules: Vec<PolicyRule>,
+    field: fn(&mut K) -> &mut Option<Vec<PolicyRule>>,
+) where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let mut current = api.get(name).await.unwrap();
+    *field(&mut current) = Some(rules);
+    api.replace(name, &PostParams::default(), &current).await.unwrap();
 }
 
 async fn stop(mut operator: OperatorProcess) {
@@ -273,7 +261,7 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
     let dir = tempfile::tempdir().unwrap();
     let admin = dir.path().join("admin.kubeconfig");
     plane.write_kubeconfig(&admin).unwrap();
-    kubectl(&admin, &["apply", "-k", &config_default()]);
+    support::kubectl(&admin, &["apply", "-k", "config/default"]);
     support::wait_established(&client).await;
     let kubeconfig = dir.path().join("manager.kubeconfig");
     service_account_kubeconfig(&plane, &client, &kubeconfig).await;

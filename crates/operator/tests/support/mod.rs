@@ -151,6 +151,32 @@ where
     }
 }
 
+/// The repository's root: relative paths given to [`kubectl`] start there.
+pub fn repository() -> &'static std::path::Path {
+    std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// `kubectl args` (the kubectl on PATH) against the cluster in `kubeconfig`, run in the repository's
+/// root with its cache beside the kubeconfig; fails the test with kubectl's output if kubectl fails.
+pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
+    let home = kubeconfig.parent().unwrap_or(std::path::Path::new("."));
+    let output = std::process::Command::new("kubectl")
+        .args(args)
+        .arg("--request-timeout=20s")
+        .current_dir(repository())
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", home)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?}: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// Polls `check` until it yields `Some`, failing the test after `limit`.
 pub async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
 where

@@ -1,5 +1,5 @@
 //! `cargo bench -p apiserver --bench memory`: resident memory of the `apiserver` binary holding
-//! 100,000 ConfigMaps of about 1 KiB each (issue 3: goal under 2x the raw JSON size). The server runs
+//! 100,000 ConfigMaps of about 1 KiB each (goal: under 2x the raw JSON size). The server runs
 //! as its own process so that its RSS is only its own; the objects are created over HTTP and the raw
 //! size is the JSON the server answers with, summed. `BENCH_OBJECTS=...` changes the count.
 

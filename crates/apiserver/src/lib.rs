@@ -7,7 +7,7 @@
 //! - [`emulated`]: what kube-controller-manager would do (garbage collection, namespaces, Deployments).
 //! - The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
 //!
-//! Requirement ids (D1, W6, P3 ...) refer to shared/design/apiserver.md.
+//! Requirement ids (D1, W6, P3 ...) refer to docs/apiserver-requirements.md.
 
 // `Error` carries a Kubernetes Status (kind, subject, field causes) and is large; it is built only on
 // the failure path of a request and turned into a response at once, so boxing it would add noise at

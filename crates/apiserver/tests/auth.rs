@@ -1,4 +1,4 @@
-//! Security of the embedded API server (issue 3 point 4): a random bearer token is generated, written
+//! Security of the embedded API server : a random bearer token is generated, written
 //! into the kubeconfig and required on every request (401 Status otherwise) unless authentication is
 //! turned off; the bin listens on loopback by default and never logs the token.
 

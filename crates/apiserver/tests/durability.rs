@@ -1,4 +1,4 @@
-//! Durability (issue 3 point 3): with `--data-dir` every object survives a restart unchanged,
+//! Durability : with `--data-dir` every object survives a restart unchanged,
 //! resourceVersions keep increasing across restarts, and a `kill -9` in the middle of a burst of
 //! writes loses no write that was answered. Without a data dir nothing survives.
 

@@ -1,4 +1,4 @@
-//! kube-rs 5 against the embedded API server over real HTTP: the fidelity points of issue 3 that
+//! kube-rs 5 against the embedded API server over real HTTP: the fidelity points that
 //! controllers and test suites lean on beyond plain CRUD: streaming lists (W10, check 25), selector
 //! enter/leave (W11), deletecollection (C10), dryRun (C8), foreground deletion (L5), CRD deletion (L6),
 //! Event series through the Recorder (B2, check 24) and ownership moving on update (P4).

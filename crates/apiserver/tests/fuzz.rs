@@ -1,4 +1,4 @@
-//! A bounded fuzz test over HTTP (issue 3 point 4): a few hundred generated requests (arbitrary and
+//! A bounded fuzz test over HTTP : a few hundred generated requests (arbitrary and
 //! mutated bodies, every patch type, selectors, odd query parameters and paths) against a running
 //! server. Every response must be a well-formed Status or object with a code below 500: a panic in a
 //! handler would drop the connection or answer 500. Afterwards the server still serves.

@@ -1,5 +1,5 @@
 //! kube-rs 5 against the embedded API server over real HTTP: CRUD, Status errors, CRDs, status
-//! subresource, finalizers, garbage collection, Deployments (issue 2 points 1, 3, 4).
+//! subresource, finalizers, garbage collection, Deployments.
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! kubectl 1.33 (/usr/bin/kubectl, default flags) against the embedded API server: the conformance
-//! checks of shared/design/apiserver.md section 3 that issue 2 names. Each kubectl call has a timeout.
+//! checks of docs/apiserver-requirements.md. Each kubectl call has a timeout.
 
 use std::{
     path::{Path, PathBuf},

@@ -1,5 +1,5 @@
 //! The official Python `kubernetes` client (37.0.2) against the embedded API server: checks 17-21 of
-//! shared/design/apiserver.md section 3. The scripts live in tests/python/; `scripts/test-deps.sh`
+//! docs/apiserver-requirements.md. The scripts live in tests/python/; `scripts/test-deps.sh`
 //! (run by `make test`) creates the venv they need.
 
 use std::path::PathBuf;

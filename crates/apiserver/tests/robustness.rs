@@ -1,6 +1,5 @@
 //! Bad input never crashes the server or corrupts state, concurrent writers and watchers never deadlock
-//! and every watcher sees every event in order, and kube-rs discovery and watchers work (issue 2
-//! points 1 and 5).
+//! and every watcher sees every event in order, and kube-rs discovery and watchers work.
 
 use std::time::Duration;
 

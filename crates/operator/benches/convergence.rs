@@ -1,11 +1,11 @@
-//! PostgresWriter at scale (issue 4), against the embedded API server and a throwaway PostgreSQL, with
+//! PostgresWriter at scale, against the embedded API server and a throwaway PostgreSQL, with
 //! the real `operator` binary as a separate process so its RSS is its own:
 //! 1. the bare figure: the API writes the operator cannot avoid made directly by this process for N
 //!    resources, no operator running, timed like the operator's phases by a watch that sees every
-//!    status Ready / every resource gone. Twice: with the Event per row write and per row delete that
-//!    issue 4 point 5 asks for (create, add finalizer, Event, write status; delete, Event, remove
-//!    finalizer), the goal's measure, and without them, as `shared/design/postgreswriter.md` counts
-//!    (its ratio cannot go below what the Events alone cost, which is printed too);
+//!    status Ready / every resource gone. Twice: without Events (create, add finalizer, write status;
+//!    delete, remove finalizer), the measure the convergence goal was set against, and with the Event
+//!    the operator records per row write and per row delete, the second view (the ratio against the
+//!    first cannot go below what the Events alone cost, which is printed too);
 //! 2. N resources created at once: time until every row is present and every status Ready, then all
 //!    deleted: time until every row and every resource is gone, each against both bare figures;
 //! 3. operator RSS at steady state with N resources;
@@ -78,7 +78,7 @@ async fn namespace(client: &kube::Client, name: &str) {
         .expect("namespace created");
 }
 
-/// One Event about resource `name`, as the operator records a row write or delete (issue 4 point 5).
+/// One Event about resource `name`, as the operator records a row write or delete .
 async fn record_event(events: &Api<Event>, namespace: &str, name: &str, reason: &str) {
     let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
     let body: Event = serde_json::from_value(json!({

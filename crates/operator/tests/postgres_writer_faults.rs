@@ -1,4 +1,4 @@
-//! PostgresWriter under the faults of the failure matrix (shared/design/postgreswriter.md, issue 4):
+//! PostgresWriter under faults, on each control plane:
 //! PostgreSQL restarted mid-burst, the operator SIGKILLed mid-burst, a name recreated right after its
 //! delete, finalizers removed by hand, tables dropped by hand, deletes while the operator is down, and
 //! watches cut long enough that resuming them is 410 Gone.

@@ -1,4 +1,4 @@
-//! Server-side apply (P4), the approximation the design names: the applied configuration is deep-merged
+//! Server-side apply (P4), approximated: the applied configuration is deep-merged
 //! into the live object (maps merge, list-maps merge by key, other lists are atomic), and each
 //! manager's applied fields are recorded in `metadata.managedFields` in the FieldsV1 format. Conflicts:
 //! a field another manager set (by Apply or Update) whose value would change is 409 unless `force`.

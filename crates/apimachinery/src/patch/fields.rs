@@ -1,6 +1,7 @@
 //! Field sets as managedFields records them (FieldsV1, `{"f:spec":{"f:table":{}}}`), shared by
 //! server-side apply and the bookkeeping of ordinary updates. A field is a path of object keys; lists
-//! count as one field (atomic), the approximation the design allows.
+//! count as one field (atomic), an approximation of FieldsV1 that is enough for conflicts on scalars
+//! and maps.
 
 use serde_json::{Map, Value, json};
 

@@ -1,4 +1,4 @@
-//! Bearer-token authentication (issue 3 point 4). By default the server generates a random token at
+//! Bearer-token authentication . By default the server generates a random token at
 //! start-up, writes it into the kubeconfig it hands out, and answers every request that does not carry
 //! `Authorization: Bearer <token>` with a 401 `Status`, as kube-apiserver does with anonymous
 //! authentication disabled. `Auth::None` (the bin's `--insecure-no-auth`) turns the check off.

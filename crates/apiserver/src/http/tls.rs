@@ -1,4 +1,4 @@
-//! TLS for a server that requires a bearer token (issue 3 point 4). client-go (kubectl) reads a
+//! TLS for a server that requires a bearer token . client-go (kubectl) reads a
 //! kubeconfig's credentials only when the server URL is `https`, so a token over plain HTTP would lock
 //! kubectl out. The server presents a certificate for 127.0.0.1, ::1 and localhost signed by a CA of its
 //! own; the CA goes into the kubeconfig (`certificate-authority-data`) and into

@@ -1,4 +1,4 @@
-//! Durability for `--data-dir` (issue 3 point 3): every stored object lives in one redb file,
+//! Durability for `--data-dir` : every stored object lives in one redb file,
 //! `DIR/store.redb`, and a write's HTTP response is sent only after its transaction is committed.
 //!
 //! Group commit. Writes happen under the store lock, which must stay short, so they only enqueue their

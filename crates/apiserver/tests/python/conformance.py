@@ -1,4 +1,4 @@
-"""Checks 17-21 of shared/design/apiserver.md section 3, run with the official Python client.
+"""Checks 17-21 of docs/apiserver-requirements.md, run with the official Python client.
 
 Usage: python conformance.py CHECK   (KUBECONFIG points at the server under test)
 Each check raises (exit code 1, with a traceback) when the server misbehaves and prints `ok CHECK`.

@@ -399,7 +399,7 @@ async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowWriter, i
 /// resource keeps existing (its finalizer) until its row is gone, so any row read here whose resource
 /// is missing from the later list is a true orphan, never a row of a resource created mid-sweep.
 /// Only rows whose owner_uid is a Kubernetes uid are ours to sweep: a row another writer put in the
-/// table (no owner, or an owner of its own) stays, as invariant 4 asks.
+/// table (no owner, or an owner of its own) stays: the operator deletes only rows it wrote.
 pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowWriter) -> Result<u64> {
     let mut candidates = Vec::new();
     for table in rows.store().managed_tables().await? {

@@ -34,6 +34,16 @@ pub enum Error {
     #[error("configuration error: {0}")]
     Config(String),
 
+    /// Another replica holds the Lease now (taken over, or not renewed in time): this one stops at once
+    /// so that the new leader reconciles alone, and its restart waits as a standby.
+    #[error("leadership lost; stopping so that the new leader reconciles alone")]
+    LeadershipLost,
+
+    /// Leader election gave up before this replica led (the Lease could not be read or written); the
+    /// process exits so that its restart tries again.
+    #[error("leader election stopped: {0}")]
+    LeaderElection(String),
+
     #[error("serialization failed: {0}")]
     Serialization(#[source] serde_json::Error),
 

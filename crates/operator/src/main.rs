@@ -27,8 +27,10 @@ static JEMALLOC_OPTIONS: Option<&'static std::ffi::c_char> =
     // SAFETY: a C string literal is valid, NUL-terminated and lives for the whole program.
     Some(unsafe { &*c"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0".as_ptr() });
 
-fn init_logs(cli: &Cli) {
-    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level).unwrap_or_else(|_| "info".into());
+fn init_logs(cli: &Cli) -> operator::Result<()> {
+    // Already checked when the command line was parsed; a filter that still fails is an error too.
+    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
+        .map_err(|e| operator::Error::Config(format!("LOG_LEVEL {:?}: {e}", cli.log_level)))?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -36,6 +38,7 @@ fn init_logs(cli: &Cli) {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),
     }
+    Ok(())
 }
 
 /// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches.
@@ -101,8 +104,11 @@ async fn execute(cli: Cli) -> operator::Result<()> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logs(&cli);
-    match execute(cli).await {
+    let outcome = match init_logs(&cli) {
+        Ok(()) => execute(cli).await,
+        Err(error) => Err(error),
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("operator: {error}");

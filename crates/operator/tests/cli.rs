@@ -293,7 +293,110 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once(backend: B
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
 
+async fn a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    plane.write_kubeconfig(&kubeconfig).unwrap();
+    let mut leader = replica(&kubeconfig, "first", "3");
+    leader
+        .wait_for_log("became the leader", Duration::from_secs(20))
+        .await;
+
+    // Another holder, as if this replica had missed its renewals while the other took over.
+    let leases: kube::Api<k8s_openapi::api::coordination::v1::Lease> =
+        kube::Api::namespaced(client.clone(), "default");
+    let now = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string();
+    leases
+        .patch(
+            "operator.demo.yash.com",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"spec": {
+                "holderIdentity": "another-replica",
+                "acquireTime": now,
+                "renewTime": now,
+                "leaseDurationSeconds": 60,
+            }})),
+        )
+        .await
+        .unwrap();
+
+    // A 3 s Lease is renewed every 2 s: the next renewal finds the other holder.
+    let status = leader.exit_within(Duration::from_secs(10)).await;
+    let log = leader.log_so_far();
+    assert!(status.is_some_and(|s| s.code() == Some(1)), "{status:?}\n{log}");
+    assert!(
+        log.lines()
+            .any(|l| l == "operator: leadership lost; stopping so that the new leader reconciles alone"),
+        "{log}"
+    );
+}
+
 testenv::each_control_plane!(
     with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies,
     sigterm_releases_the_lease_so_the_standby_takes_over_at_once,
+    a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost,
 );
+
+/// `operator args` with `env`, no cluster, to its end: (exit code, stdout, stderr).
+fn operator_output(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let output = Command::new(OPERATOR)
+        .args(args)
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("DATABASE_URL")
+        .env_remove("LOG_LEVEL")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("operator runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_unknown_log_level_stops_start_up_with_one_clear_line() {
+    let (code, stdout, stderr) = operator_output(&["crds"], &[("LOG_LEVEL", "verbose")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stdout.is_empty(), "nothing ran: {stdout}");
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("'verbose'") && first.contains("--log-level") && first.contains("names no level"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn boolean_settings_still_come_from_the_environment() {
+    // Parsed, so the run goes on to look for a cluster; a value that is not a boolean stops it first.
+    let booleans = [
+        ("ORPHAN_SWEEP", "true"),
+        ("AUTO_CREATE_TABLES", "false"),
+        ("LEADER_ELECT", "true"),
+    ];
+    let (code, _, stderr) = operator_output(&["run"], &booleans);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no cluster to talk to"), "{stderr}");
+    let (code, _, stderr) = operator_output(&["run"], &[("ORPHAN_SWEEP", "sometimes")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--orphan-sweep"), "{stderr}");
+}
+
+#[test]
+fn help_never_shows_the_database_url_or_password() {
+    let secrets = [
+        ("DATABASE_URL", "postgres://writer:s3cret-url@db/app"),
+        ("PSQL_PASSWORD", "s3cret-password"),
+    ];
+    for command in ["run", "dev"] {
+        let (code, help, stderr) = operator_output(&[command, "--help"], &secrets);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(help.contains("--database-url"), "{help}");
+        assert!(!help.contains("s3cret"), "{help}");
+    }
+}

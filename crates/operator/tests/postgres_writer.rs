@@ -46,11 +46,14 @@ async fn world(backend: Backend) -> World {
     }
 }
 
-fn operator(world: &World, settings: Settings) -> Running {
-    let (ctx, shutdown) = support::context(
-        &world.client,
-        Duration::from_secs(settings.resync_interval_seconds),
-    );
+/// The manager's default resync: nothing is reconciled again within a test unless it changes.
+const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
+
+/// Resyncs every second, so hand edits show within a test's patience.
+const FAST_RESYNC: Duration = Duration::from_secs(1);
+
+fn operator(world: &World, settings: Settings, resync: Duration) -> Running {
+    let (ctx, shutdown) = support::context(&world.client, resync);
     let pool = DatabaseConfig::from_url(&world.pg.url()).connect().expect("pool");
     support::spawn(ctx, shutdown, move |ctx| {
         postgres_writer::run(ctx, pool, settings)
@@ -59,7 +62,7 @@ fn operator(world: &World, settings: Settings) -> Running {
 
 async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.api
         .create(
             &PostParams::default(),
@@ -131,13 +134,7 @@ async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row(bac
 
 async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(
-        &w,
-        Settings {
-            resync_interval_seconds: 1,
-            ..Settings::default()
-        },
-    );
+    let running = operator(&w, Settings::default(), FAST_RESYNC);
     let long = "x".repeat(5000);
     w.api
         .create(
@@ -208,13 +205,7 @@ async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing(back
 
 async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(
-        &w,
-        Settings {
-            resync_interval_seconds: 1,
-            ..Settings::default()
-        },
-    );
+    let running = operator(&w, Settings::default(), FAST_RESYNC);
     w.api
         .create(
             &PostParams::default(),
@@ -238,7 +229,7 @@ async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync(backend: Backend)
 
 async fn database_down_at_create_reports_unavailable_then_converges(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.pg.stop().await.unwrap();
     w.api
         .create(
@@ -264,7 +255,7 @@ async fn database_down_at_create_reports_unavailable_then_converges(backend: Bac
 
 async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releases_it(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.api
         .create(
             &PostParams::default(),
@@ -307,7 +298,7 @@ async fn incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten(ba
         .await
         .unwrap();
     w.sql.batch_execute("CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, country text NOT NULL, owner_uid text NOT NULL); INSERT INTO students VALUES ('default/taken', 'someone', 1, 'x', 'not-ours')").await.unwrap();
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.api
         .create(
             &PostParams::default(),
@@ -366,7 +357,7 @@ async fn invalid_table_names_and_ages_are_rejected_by_the_api_server(backend: Ba
 
 async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     let count = 1000;
     for i in 0..count {
         w.api
@@ -382,7 +373,7 @@ async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(b
             break;
         }
     }
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     for i in (count / 2 + 1)..count {
         w.api
             .create(

@@ -85,25 +85,28 @@ async fn world_on((plane, client): (ControlPlane, kube::Client)) -> World {
 }
 
 /// The controller in this process, talking to the API server through `client`.
-fn operator_via(client: &kube::Client, pg: &ThrowawayPostgres, settings: Settings) -> Running {
-    let (ctx, shutdown) = support::context(client, Duration::from_secs(settings.resync_interval_seconds));
+fn operator_via(
+    client: &kube::Client,
+    pg: &ThrowawayPostgres,
+    settings: Settings,
+    resync: Duration,
+) -> Running {
+    let (ctx, shutdown) = support::context(client, resync);
     let pool = DatabaseConfig::from_url(&pg.url()).connect().expect("pool");
     support::spawn(ctx, shutdown, move |ctx| {
         postgres_writer::run(ctx, pool, settings)
     })
 }
 
-fn operator(world: &World, settings: Settings) -> Running {
-    operator_via(&world.client, &world.pg, settings)
+fn operator(world: &World, settings: Settings, resync: Duration) -> Running {
+    operator_via(&world.client, &world.pg, settings, resync)
 }
 
-/// Resyncs every second, so hand edits and sweeps show within a test's patience.
-fn fast_resync() -> Settings {
-    Settings {
-        resync_interval_seconds: 1,
-        ..Settings::default()
-    }
-}
+/// The manager's default resync: nothing is reconciled again within a test unless it changes.
+const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
+
+/// Resyncs (and sweeps) every second, so hand edits and sweeps show within a test's patience.
+const FAST_RESYNC: Duration = Duration::from_secs(1);
 
 /// Resource `s<i>` of a burst, in table `students`.
 fn student(i: i64) -> PostgresWriter {
@@ -199,7 +202,7 @@ async fn delete_all(api: Api<PostgresWriter>, names: Vec<String>) {
 
 async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     let count = 200;
     // Half the burst is in flight when PostgreSQL stops; the other half arrives while it is down.
     let first_half = tokio::spawn(create_all(w.api.clone(), (0..count / 2).map(student).collect()));
@@ -320,7 +323,7 @@ async fn operator_killed_with_sigkill_mid_burst_converges_after_restart(backend:
 
 async fn same_name_recreated_right_after_delete_gets_its_own_row(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(&w, fast_resync());
+    let running = operator(&w, Settings::default(), FAST_RESYNC);
     let created = w
         .api
         .create(
@@ -398,9 +401,9 @@ async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
     ];
     let sweeping = || Settings {
         orphan_sweep: true,
-        ..fast_resync()
+        ..Settings::default()
     };
-    let running = operator(&w, sweeping());
+    let running = operator(&w, sweeping(), FAST_RESYNC);
     for (name, age) in [("gone", 20), ("kept", 21), ("taken", 22)] {
         w.api
             .create(
@@ -460,7 +463,7 @@ async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
         "nobody deleted the row"
     );
 
-    let running = operator(&w, sweeping());
+    let running = operator(&w, sweeping(), FAST_RESYNC);
     let mut expected = foreign.clone();
     expected.push(ours("kept", 21));
     expected.sort();
@@ -492,7 +495,7 @@ async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
 async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing(backend: Backend) {
     let w = world(backend).await;
     let expected = vec![("default/a".to_owned(), "alex".to_owned(), 23, "canada".to_owned())];
-    let running = operator(&w, fast_resync());
+    let running = operator(&w, Settings::default(), FAST_RESYNC);
     w.api
         .create(
             &PostParams::default(),
@@ -513,8 +516,9 @@ async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_tabl
         &w,
         Settings {
             auto_create_tables: false,
-            ..fast_resync()
+            ..Settings::default()
         },
+        FAST_RESYNC,
     );
     w.sql.batch_execute("DROP TABLE students").await.expect("drop");
     let missing = wait_reason(&w.api, "a", "False/TableMissing", SHORT).await;
@@ -542,7 +546,7 @@ async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_tabl
 
 async fn resource_deleted_while_operator_down_loses_its_row_when_it_comes_back(backend: Backend) {
     let w = world(backend).await;
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     create_all(w.api.clone(), (0..3).map(student).collect()).await;
     let all: Vec<StoredRow> = (0..3).map(student_row).collect();
     eventually("the rows", SHORT, || async {
@@ -566,7 +570,7 @@ async fn resource_deleted_while_operator_down_loses_its_row_when_it_comes_back(b
         "nothing deletes rows while the operator is down"
     );
 
-    let running = operator(&w, Settings::default());
+    let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     eventually("the deleted resources and their rows to go", SHORT, || async {
         let names: Vec<String> = w
             .api
@@ -661,7 +665,12 @@ async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backe
     let w = world_with_short_history(backend).await;
     let proxy = Proxy::start(&w.plane).await;
     // No resync: only the watch can tell the operator about the changes made during the partition.
-    let running = operator_via(&proxy.client(&w.plane), &w.pg, Settings::default());
+    let running = operator_via(
+        &proxy.client(&w.plane),
+        &w.pg,
+        Settings::default(),
+        DEFAULT_RESYNC,
+    );
     create_all(w.api.clone(), (0..6).map(student).collect()).await;
     eventually("every resource to be Ready/Synced", SHORT, || async {
         all_synced(&w.api, 6).await

@@ -493,7 +493,6 @@ async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unu
     let pool = DatabaseConfig::from_url(&pg.url()).connect().expect("pool");
     let settings = Settings {
         orphan_sweep: true,
-        resync_interval_seconds: 1,
         ..Settings::default()
     };
     let (ctx, stop) = support::context(&operator_client, Duration::from_secs(2));

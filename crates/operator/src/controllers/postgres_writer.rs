@@ -37,15 +37,14 @@ const FIELD_MANAGER: &str = "postgres-writer";
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct Settings {
-    /// Create a missing table with the expected columns (turn off to require tables to exist).
-    #[arg(long, env = "AUTO_CREATE_TABLES", default_value_t = true, action = clap::ArgAction::Set)]
+    /// Create a missing table with the expected columns (`--auto-create-tables=false` requires tables
+    /// to exist).
+    #[arg(long, env = "AUTO_CREATE_TABLES", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub auto_create_tables: bool,
-    /// Periodically delete rows whose resource no longer exists (e.g. a finalizer removed by hand).
-    #[arg(long, env = "ORPHAN_SWEEP", default_value_t = false, action = clap::ArgAction::Set)]
+    /// Delete rows whose resource no longer exists (e.g. a finalizer removed by hand), once every
+    /// --resync-interval.
+    #[arg(long, env = "ORPHAN_SWEEP", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub orphan_sweep: bool,
-    /// Seconds between reconciles of an unchanged resource (repairs rows edited by hand).
-    #[arg(long = "resync-interval", env = "RESYNC_INTERVAL", default_value_t = 300)]
-    pub resync_interval_seconds: u64,
 }
 
 impl Default for Settings {
@@ -53,7 +52,6 @@ impl Default for Settings {
         Settings {
             auto_create_tables: true,
             orphan_sweep: false,
-            resync_interval_seconds: 300,
         }
     }
 }
@@ -91,11 +89,7 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
         super::Triggers::UnlessSettled(settled),
     );
     if settings.orphan_sweep {
-        let sweeping = sweep_orphan_rows_periodically(
-            ctx.client.clone(),
-            rows.clone(),
-            settings.resync_interval_seconds,
-        );
+        let sweeping = sweep_orphan_rows_periodically(ctx.client.clone(), rows.clone(), ctx.resync);
         // The sweep stops with the controller: a stopped operator deletes nothing.
         let shutdown = ctx.shutdown_signal();
         tokio::spawn(async move {
@@ -383,8 +377,8 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
 }
 
 /// The orphan sweep: rows in tables our live resources use whose resource no longer exists.
-async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowWriter, interval_seconds: u64) {
-    let mut ticker = tokio::time::interval(Duration::from_secs(interval_seconds.max(1)));
+async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowWriter, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
     loop {
         ticker.tick().await;
         if let Err(error) = sweep_orphan_rows(&client, &rows).await {

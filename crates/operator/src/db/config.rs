@@ -10,8 +10,9 @@ use crate::{Error, Result};
 
 #[derive(clap::Args, Clone, Default)]
 pub struct DatabaseConfig {
-    /// Full connection string; overrides the PSQL_* settings.
-    #[arg(long = "database-url", env = "DATABASE_URL")]
+    /// Full connection string; overrides the PSQL_* settings. It may hold a password: --help hides its
+    /// value.
+    #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
     pub url: Option<String>,
     #[arg(long = "psql-host", env = "PSQL_HOST", default_value = "localhost")]
     pub host: String,

@@ -19,8 +19,9 @@ pub struct Cli {
     /// Log format.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
     pub log_format: LogFormat,
-    /// Log filter, e.g. `info` or `operator=debug,kube=info`.
-    #[arg(long, env = "LOG_LEVEL", default_value = "info", global = true)]
+    /// Log filter: a level (trace, debug, info, warn, error, off) or `target=level` pairs, e.g.
+    /// `operator=debug,kube=info`.
+    #[arg(long, env = "LOG_LEVEL", default_value = "info", global = true, value_parser = log_filter)]
     pub log_level: String,
 }
 
@@ -74,9 +75,13 @@ pub struct RunArgs {
     /// Namespace of the Lease (the pod's namespace in a cluster).
     #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
     pub leader_election_namespace: String,
-    /// Seconds a Lease is valid without renewal (controller-runtime: 15).
-    #[arg(long, env = "LEASE_DURATION", default_value_t = 15)]
+    /// Seconds a Lease is valid without renewal (controller-runtime: 15; at least 3).
+    #[arg(long, env = "LEASE_DURATION", default_value_t = 15, value_parser = lease_duration_seconds)]
     pub lease_duration_seconds: u64,
+    /// Seconds between reconciles of every unchanged resource, in every controller (repairs children and
+    /// rows edited by hand), and between orphan sweeps when --orphan-sweep is on.
+    #[arg(long = "resync-interval", env = "RESYNC_INTERVAL", default_value_t = 300, value_parser = resync_interval_seconds)]
+    pub resync_interval_seconds: u64,
     /// Reconciles each controller may run at once. postgres-writer groups the row writes of
     /// concurrent reconciles into one statement per table, so this also bounds its batch size: with
     /// 4, a burst of 10,000 resources converged 2.8x slower than with 64 (BENCHMARKS.md).
@@ -100,6 +105,37 @@ pub struct DevArgs {
     pub run: RunArgs,
 }
 
+/// A tracing filter in which every directive names a level. `EnvFilter` alone would take a bare word
+/// such as `verbose` as a target to log at every level, and so log almost nothing.
+fn log_filter(text: &str) -> Result<String, String> {
+    const LEVELS: [&str; 6] = ["trace", "debug", "info", "warn", "error", "off"];
+    let names_a_level = |directive: &str| {
+        let level = directive.rsplit_once('=').map_or(directive, |(_, level)| level);
+        LEVELS.iter().any(|l| l.eq_ignore_ascii_case(level.trim()))
+    };
+    if let Some(bad) = text.split(',').find(|d| !names_a_level(d)) {
+        return Err(format!(
+            "{bad:?} names no level: use one of {} or `target=level` pairs such as operator=debug,kube=info",
+            LEVELS.join(", ")
+        ));
+    }
+    tracing_subscriber::EnvFilter::try_new(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+fn lease_duration_seconds(text: &str) -> Result<u64, String> {
+    let seconds = text.parse().map_err(|e| format!("{e}"))?;
+    super::leader::check_lease_duration(seconds)
+}
+
+fn resync_interval_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>().map_err(|e| format!("{e}"))? {
+        0 => Err("must be at least 1 second".into()),
+        seconds => Ok(seconds),
+    }
+}
+
 /// `:8080` -> 0.0.0.0:8080, `127.0.0.1:8080` as is, `0` or empty -> off.
 pub fn bind_address(text: &str) -> Result<Option<SocketAddr>, String> {
     match text.trim() {
@@ -114,6 +150,8 @@ pub fn bind_address(text: &str) -> Result<Option<SocketAddr>, String> {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
     use super::*;
 
     #[test]
@@ -153,5 +191,89 @@ mod tests {
             [ControllerName::VoteConfig, ControllerName::WebApp]
         );
         assert!(args.leader_elect);
+    }
+
+    fn run_args(flags: &[&str]) -> Result<RunArgs, clap::Error> {
+        let cli = Cli::try_parse_from(["operator", "run"].iter().chain(flags))?;
+        let Command::Run(args) = cli.command else {
+            panic!("run")
+        };
+        Ok(args)
+    }
+
+    #[test]
+    fn a_bare_boolean_flag_means_true_and_each_still_takes_false() {
+        let args = run_args(&["--orphan-sweep", "--auto-create-tables", "--leader-elect"]).unwrap();
+        assert!(args.postgres_writer.orphan_sweep);
+        assert!(args.postgres_writer.auto_create_tables);
+        assert!(args.leader_elect);
+        let args = run_args(&[
+            "--orphan-sweep=false",
+            "--auto-create-tables=false",
+            "--leader-elect=false",
+        ])
+        .unwrap();
+        assert!(!args.postgres_writer.orphan_sweep);
+        assert!(!args.postgres_writer.auto_create_tables);
+        assert!(!args.leader_elect);
+        let args = run_args(&["--orphan-sweep"]).unwrap();
+        assert!(args.postgres_writer.orphan_sweep);
+    }
+
+    #[test]
+    fn the_resync_interval_is_the_managers_and_at_least_a_second() {
+        assert_eq!(run_args(&[]).unwrap().resync_interval_seconds, 300);
+        assert_eq!(
+            run_args(&["--resync-interval", "7"])
+                .unwrap()
+                .resync_interval_seconds,
+            7
+        );
+        assert!(run_args(&["--resync-interval", "0"]).is_err());
+        let help = Cli::command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let resync = help
+            .split("--resync-interval")
+            .nth(1)
+            .unwrap()
+            .split("\n\n")
+            .next()
+            .unwrap();
+        assert!(resync.contains("every controller"), "{resync}");
+    }
+
+    #[test]
+    fn a_lease_shorter_than_its_floor_is_refused() {
+        assert_eq!(
+            run_args(&["--lease-duration-seconds", "3"])
+                .unwrap()
+                .lease_duration_seconds,
+            3
+        );
+        let error = run_args(&["--lease-duration-seconds", "2"]).unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(error.to_string().contains("at least 3 seconds"), "{error}");
+    }
+
+    #[test]
+    fn a_log_filter_must_name_a_level() {
+        for good in [
+            "info",
+            "WARN",
+            "operator=debug,kube=info",
+            "off",
+            "operator[reconcile]=trace",
+        ] {
+            let cli = Cli::try_parse_from(["operator", "--log-level", good, "crds"]);
+            assert_eq!(cli.unwrap().log_level, good);
+        }
+        for bad in ["verbose", "operator=loud", "info,", "operator"] {
+            let error = Cli::try_parse_from(["operator", "--log-level", bad, "crds"]).unwrap_err();
+            assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
+            assert!(error.to_string().contains("names no level"), "{error}");
+        }
     }
 }

@@ -15,6 +15,21 @@ use tokio::{sync::watch, task::JoinHandle};
 use super::cli::RunArgs;
 use crate::{Error, Result};
 
+/// The shortest Lease: it is renewed a third of its duration before it ends, and at least one second
+/// before, which must leave time between renewals.
+pub const MIN_LEASE_DURATION_SECONDS: u64 = 3;
+
+/// `seconds` if a Lease may last that long, else what to do instead.
+pub fn check_lease_duration(seconds: u64) -> std::result::Result<u64, String> {
+    if seconds < MIN_LEASE_DURATION_SECONDS {
+        return Err(format!(
+            "a Lease must last at least {MIN_LEASE_DURATION_SECONDS} seconds (it is renewed a third of its \
+             duration, and at least a second, before it ends); got {seconds}"
+        ));
+    }
+    Ok(seconds)
+}
+
 /// How long releasing the Lease may hold up the exit; past it, the Lease expires on its own.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -28,6 +43,17 @@ impl Leadership {
     /// Resolves when the Lease is no longer held: taken over, or renewal stopped.
     pub async fn lost(&mut self) {
         let _ = self.is_leader.wait_for(|leading| !*leading).await;
+    }
+
+    /// Why renewal ended on its own before this process led.
+    async fn stopped(self) -> Error {
+        let reason = match tokio::time::timeout(RELEASE_TIMEOUT, self.renewal).await {
+            Ok(Ok(Err(error))) => error.to_string(),
+            Ok(Ok(Ok(_))) => "the lease manager stopped".to_owned(),
+            Ok(Err(join)) => format!("the lease manager failed: {join}"),
+            Err(_) => "the lease manager stopped answering".to_owned(),
+        };
+        Error::LeaderElection(reason)
     }
 
     /// Stops renewing and clears the holder if it is still this process. The renewal task only lets go
@@ -58,7 +84,7 @@ pub async fn acquire(
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<Option<Leadership>> {
     let identity = format!("{}-{}", hostname(), std::process::id());
-    let duration = args.lease_duration_seconds.max(3);
+    let duration = check_lease_duration(args.lease_duration_seconds).map_err(Error::Config)?;
     tracing::info!(%identity, lease = %args.leader_election_id, "waiting to become the leader");
     // Watched from before the lease manager first looks, so that no release can fall in between.
     let leases: Api<Lease> = Api::namespaced(client.clone(), &args.leader_election_namespace);
@@ -74,7 +100,7 @@ pub async fn acquire(
             .with_grace((duration / 3).max(1))
             .build()
             .await
-            .map_err(|e| Error::Config(format!("leader election: {e}")))?;
+            .map_err(|e| Error::LeaderElection(e.to_string()))?;
         let (is_leader, renewal) = manager.watch().await;
         let mut candidate = Leadership { is_leader, renewal };
         let step = tokio::select! {
@@ -90,10 +116,7 @@ pub async fn acquire(
                 tracing::info!(%identity, "became the leader");
                 return Ok(Some(candidate));
             }
-            Step::Failed => {
-                candidate.release().await;
-                return Err(Error::Config("leader election stopped".into()));
-            }
+            Step::Failed => return Err(candidate.stopped().await),
             Step::ShutDown => {
                 candidate.release().await;
                 return Ok(None);

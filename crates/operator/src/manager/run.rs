@@ -60,7 +60,7 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
         metrics,
         readiness,
         concurrency: args.max_concurrent_reconciles.max(1),
-        resync: Duration::from_secs(args.postgres_writer.resync_interval_seconds.max(1)),
+        resync: Duration::from_secs(args.resync_interval_seconds),
         shutdown: shutdown.clone(),
     };
     let mut controllers = JoinSet::new();
@@ -105,7 +105,7 @@ async fn supervise(
             },
             () = lost(&mut leadership) => {
                 controllers.abort_all();
-                return Err(Error::Config("leadership lost; stopping so that the new leader reconciles alone".into()));
+                return Err(Error::LeadershipLost);
             }
         }
     }

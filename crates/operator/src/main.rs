@@ -4,8 +4,8 @@ use std::{io::Write, process::ExitCode};
 
 use clap::Parser;
 use operator::manager::{
-    cli::{Cli, Command, LogFormat},
-    dev, run,
+    cli::{Cli, Command},
+    dev, logs, run,
 };
 use tokio::sync::watch;
 
@@ -26,20 +26,6 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 static JEMALLOC_OPTIONS: Option<&'static std::ffi::c_char> =
     // SAFETY: a C string literal is valid, NUL-terminated and lives for the whole program.
     Some(unsafe { &*c"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0".as_ptr() });
-
-fn init_logs(cli: &Cli) -> operator::Result<()> {
-    // Already checked when the command line was parsed; a filter that still fails is an error too.
-    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
-        .map_err(|e| operator::Error::Config(format!("LOG_LEVEL {:?}: {e}", cli.log_level)))?;
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match cli.log_format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
-    Ok(())
-}
 
 /// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches.
 fn shutdown_on_signal() -> watch::Receiver<bool> {
@@ -104,7 +90,7 @@ async fn execute(cli: Cli) -> operator::Result<()> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match init_logs(&cli) {
+    let outcome = match logs::init(cli.log_format, &cli.log_level) {
         Ok(()) => execute(cli).await,
         Err(error) => Err(error),
     };

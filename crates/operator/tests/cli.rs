@@ -400,3 +400,46 @@ fn help_never_shows_the_database_url_or_password() {
         assert!(!help.contains("s3cret"), "{help}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn logs_to_a_pipe_carry_no_colour_codes() {
+    let (plane, _client) = support::cluster(Backend::Embedded).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    plane.write_kubeconfig(&kubeconfig).unwrap();
+    let mut operator = Command::new(OPERATOR)
+        .args([
+            "run",
+            "--controllers",
+            "vote-config",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+        ])
+        .env("KUBECONFIG", &kubeconfig)
+        .env("LOG_FORMAT", "text")
+        .env("LOG_LEVEL", "info")
+        .env_remove("NO_COLOR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("operator starts");
+    let log = lines(operator.stderr.take().unwrap());
+    // Logged once every controller runs, after the servers' lines.
+    tokio::task::block_in_place(|| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        while !seen.iter().any(|l: &String| l.contains("controllers started")) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match log.recv_timeout(left) {
+                Ok(line) => seen.push(line),
+                Err(_) => panic!("no \"controllers started\" within 30 s: {seen:#?}"),
+            }
+        }
+        assert!(seen.iter().all(|l| !l.contains('\x1b')), "{seen:#?}");
+    });
+    interrupt(&operator);
+    let status = wait_exit(&mut operator, Duration::from_secs(10)).await;
+    assert!(status.success(), "{status:?}");
+}

@@ -48,6 +48,10 @@ pub enum Command {
     Dev(DevArgs),
 }
 
+/// Where `operator dev` serves /metrics and the probes unless told otherwise: loopback.
+pub const DEV_METRICS_BIND_ADDRESS: &str = "127.0.0.1:8080";
+pub const DEV_HEALTH_PROBE_BIND_ADDRESS: &str = "127.0.0.1:8081";
+
 /// Which controllers to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ControllerName {
@@ -61,10 +65,12 @@ pub struct RunArgs {
     /// Controllers to run (comma-separated); all by default. Without postgres-writer no database is needed.
     #[arg(long, env = "CONTROLLERS", value_enum, value_delimiter = ',', default_values_t = [ControllerName::PostgresWriter, ControllerName::VoteConfig, ControllerName::WebApp])]
     pub controllers: Vec<ControllerName>,
-    /// Where /metrics is served (`:8080` means every interface; `0` turns it off).
+    /// Where /metrics is served (`:8080` means every interface; `0` turns it off). `dev` serves it on
+    /// loopback by default.
     #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
     pub metrics_bind_address: String,
-    /// Where /healthz and /readyz are served (`0` turns them off).
+    /// Where /healthz and /readyz are served (`:8081` means every interface; `0` turns them off). `dev`
+    /// serves them on loopback by default.
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
     pub health_probe_bind_address: String,
     /// Hold a Lease so that only one replica reconciles at a time.
@@ -93,7 +99,13 @@ pub struct RunArgs {
     pub postgres_writer: postgres_writer::Settings,
 }
 
+/// Dev mode serves metrics and probes on loopback only: a laptop on a shared network should not
+/// publish them. `--metrics-bind-address :8080` still opens them to every interface.
 #[derive(Args, Debug, Clone)]
+#[command(
+    mut_arg("metrics_bind_address", |arg| arg.default_value(DEV_METRICS_BIND_ADDRESS)),
+    mut_arg("health_probe_bind_address", |arg| arg.default_value(DEV_HEALTH_PROBE_BIND_ADDRESS)),
+)]
 pub struct DevArgs {
     /// Where to write the kubeconfig of the embedded API server.
     #[arg(long, env = "DEV_KUBECONFIG", default_value = ".dev/kubeconfig")]
@@ -275,5 +287,28 @@ mod tests {
             assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
             assert!(error.to_string().contains("names no level"), "{error}");
         }
+    }
+
+    #[test]
+    fn dev_serves_metrics_and_probes_on_loopback_and_run_on_every_interface() {
+        let Command::Dev(dev) = Cli::try_parse_from(["operator", "dev"]).unwrap().command else {
+            panic!("dev")
+        };
+        for address in [&dev.run.metrics_bind_address, &dev.run.health_probe_bind_address] {
+            let bound = bind_address(address).unwrap().unwrap();
+            assert!(bound.ip().is_loopback(), "{address}");
+        }
+        assert_eq!(dev.run.metrics_bind_address, "127.0.0.1:8080");
+        assert_eq!(dev.run.health_probe_bind_address, "127.0.0.1:8081");
+        let run = run_args(&[]).unwrap();
+        assert_eq!(run.metrics_bind_address, ":8080");
+        assert_eq!(run.health_probe_bind_address, ":8081");
+        let Command::Dev(dev) = Cli::try_parse_from(["operator", "dev", "--metrics-bind-address", ":9090"])
+            .unwrap()
+            .command
+        else {
+            panic!("dev")
+        };
+        assert_eq!(dev.run.metrics_bind_address, ":9090");
     }
 }

@@ -229,6 +229,19 @@ async fn invalid_options_are_rejected_with_field_paths(backend: Backend) {
             json!([{"id": "ab", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]),
             "spec.options[0].id",
         ),
+        // A colon or a line break in a label would split its options.txt line.
+        (
+            json!([{"id": "a", "label": "Cats: the best", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]),
+            "spec.options[0].label",
+        ),
+        (
+            json!([{"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs\nBirds", "color": "#4ECDC4"}]),
+            "spec.options[1].label",
+        ),
+        (
+            json!([{"id": "a", "label": "Cats\r", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]),
+            "spec.options[0].label",
+        ),
     ];
     for (options, expected) in cases {
         let error = api

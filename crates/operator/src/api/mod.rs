@@ -36,6 +36,7 @@ mod tests {
         assert_eq!(item["id"]["pattern"], "^[a-z]$");
         assert_eq!(item["color"]["pattern"], "^#[0-9A-Fa-f]{6}$");
         assert_eq!(item["label"]["maxLength"], 50);
+        assert_eq!(item["label"]["pattern"], r"^[^:\r\n]+$");
     }
 
     #[test]

@@ -28,7 +28,9 @@ pub struct VoteConfigSpec {
 pub struct VoteOption {
     #[schemars(regex(pattern = r"^[a-z]$"))]
     pub id: String,
-    #[schemars(length(min = 1, max = 50))]
+    /// What voters see. No colon or line break: each option is one `id:label:color` line of the
+    /// ConfigMap's options.txt, and either would split it.
+    #[schemars(length(min = 1, max = 50), regex(pattern = r"^[^:\r\n]+$"))]
     pub label: String,
     #[schemars(regex(pattern = r"^#[0-9A-Fa-f]{6}$"))]
     pub color: String,

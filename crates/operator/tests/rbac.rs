@@ -26,7 +26,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 use kube::{
-    Api,
+    Api, ResourceExt,
     api::{DeleteParams, Patch, PatchParams, PostParams},
 };
 use operator::{
@@ -354,11 +354,14 @@ async fn web_app_lifecycle(client: &kube::Client) -> Vec<ObjectMeta> {
     let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
     let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    // With the finalizer earlier versions added, which the controller removes (an upgrade).
     let body = json!({"apiVersion": "example.com/v1", "kind": "WebApp",
-        "metadata": {"name": "shop"}, "spec": {"image": "nginx:1.27", "replicas": 2}});
+        "metadata": {"name": "shop", "finalizers": [operator::api::web_app::LEGACY_FINALIZER]},
+        "spec": {"image": "nginx:1.27", "replicas": 2}});
     api.create(&PostParams::default(), &object(body)).await.unwrap();
-    eventually("Running", LIMIT, || async {
-        (api.get("shop").await.ok()?.status?.phase.as_deref() == Some("Running")).then_some(())
+    eventually("Running, the old finalizer gone", LIMIT, || async {
+        let shop = api.get("shop").await.ok()?;
+        (shop.finalizers().is_empty() && shop.status?.phase.as_deref() == Some("Running")).then_some(())
     })
     .await;
     let children = vec![

@@ -9,7 +9,10 @@ use kube::{
     Api,
     api::{DeleteParams, Patch, PatchParams, PostParams},
 };
-use operator::{api::web_app::WebApp, controllers::web_app};
+use operator::{
+    api::web_app::{LEGACY_FINALIZER, WebApp},
+    controllers::web_app,
+};
 use serde_json::json;
 use support::{Backend, eventually, kubelet::KubeletStandIn};
 
@@ -116,7 +119,8 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
     })
     .await;
 
-    // Deletion runs the finalizer's cleanup and completes; the children are collected.
+    // Deletion is the garbage collector's: the WebApp carries no finalizer, the children go with it.
+    assert!(api.get("shop").await.unwrap().metadata.finalizers.is_none());
     api.delete("shop", &DeleteParams::default()).await.unwrap();
     eventually(
         "the WebApp and its children to go",
@@ -129,17 +133,101 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
         },
     )
     .await;
-    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
-    eventually("a CleanedUp Event", LIMIT, || async {
-        let listed = events.list(&Default::default()).await.ok()?;
-        listed
-            .items
-            .iter()
-            .any(|e| e.reason.as_deref() == Some("CleanedUp"))
-            .then_some(())
+    running.stop().await;
+}
+
+async fn a_web_app_is_deleted_with_its_children_while_no_operator_runs(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let _kubelet = KubeletStandIn::start(&plane, &client);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    api.create(&PostParams::default(), &web_app_body("shop"))
+        .await
+        .unwrap();
+    eventually("the children", LIMIT, || async {
+        let deployment = deployments.get_opt("shop").await.ok()??;
+        let service = services.get_opt("shop").await.ok()??;
+        Some((deployment, service))
     })
     .await;
     running.stop().await;
+
+    api.delete("shop", &DeleteParams::default()).await.unwrap();
+    eventually(
+        "the WebApp and its children to go with no operator",
+        support::COLLECTED_WITHIN,
+        || async {
+            let gone = api.get_opt("shop").await.ok()?.is_none()
+                && deployments.get_opt("shop").await.ok()?.is_none()
+                && services.get_opt("shop").await.ok()?.is_none();
+            gone.then_some(())
+        },
+    )
+    .await;
+}
+
+async fn the_finalizer_of_earlier_versions_is_removed_so_no_web_app_stays_stuck(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let _kubelet = KubeletStandIn::start(&plane, &client);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    // As an earlier version left them: one WebApp in use, one deleted while no operator ran (held by
+    // the finalizer), each beside a finalizer of someone else's, which must stay.
+    let with_old_finalizer = |name: &str| {
+        let mut body = web_app_body(name);
+        body.metadata.finalizers = Some(vec!["example.com/someone-else".into(), LEGACY_FINALIZER.into()]);
+        body
+    };
+    for name in ["kept", "deleted"] {
+        api.create(&PostParams::default(), &with_old_finalizer(name))
+            .await
+            .unwrap();
+    }
+    api.delete("deleted", &DeleteParams::default()).await.unwrap();
+    assert!(
+        api.get("deleted")
+            .await
+            .unwrap()
+            .metadata
+            .deletion_timestamp
+            .is_some(),
+        "held by its finalizers"
+    );
+
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    let only_someone_elses = Some(vec!["example.com/someone-else".to_owned()]);
+    for name in ["kept", "deleted"] {
+        eventually("the old finalizer removed", LIMIT, || async {
+            (api.get(name).await.ok()?.metadata.finalizers == only_someone_elses).then_some(())
+        })
+        .await;
+    }
+    // The WebApp in use is reconciled as usual; the deleted one gets no children.
+    eventually("Running", LIMIT, || async {
+        (phase(&api, "kept").await.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    assert!(deployments.get_opt("deleted").await.unwrap().is_none());
+    running.stop().await;
+
+    // With the other finalizer gone too, deletion completes: nothing of ours holds it.
+    for name in ["kept", "deleted"] {
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    }
+    api.delete("kept", &DeleteParams::default()).await.unwrap();
+    for name in ["kept", "deleted"] {
+        support::until_gone(&api, name, "the WebApp to go", LIMIT).await;
+    }
 }
 
 async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backend: Backend) {
@@ -176,4 +264,6 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backe
 testenv::each_control_plane!(
     deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness,
     a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying,
+    a_web_app_is_deleted_with_its_children_while_no_operator_runs,
+    the_finalizer_of_earlier_versions_is_removed_so_no_web_app_stays_stuck,
 );

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::postgres_writer::Condition;
 
-pub const FINALIZER: &str = "webapp.example.com/finalizer";
+/// The finalizer earlier versions put on every WebApp. It only recorded an Event, yet held deletion
+/// whenever no operator ran; the controller now removes it wherever it finds it, so that upgraded
+/// clusters are left with no WebApp it can hold.
+pub const LEGACY_FINALIZER: &str = "webapp.example.com/finalizer";
 
 fn one() -> i32 {
     1

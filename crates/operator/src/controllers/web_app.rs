@@ -1,5 +1,7 @@
 //! WebApp: image, replicas and port become a Deployment and a Service named after the WebApp, owned by
 //! it and selecting `app=<name>`; drift is repaired, and status.phase follows the Deployment's readiness.
+//! Deletion needs no operator: the owner references let the API server's garbage collector delete the
+//! children, so no finalizer holds a WebApp (the one earlier versions added is removed on sight).
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -16,12 +18,7 @@ use k8s_openapi::{
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::{
-        controller::Action,
-        events::EventType,
-        finalizer::{self, finalizer},
-        watcher,
-    },
+    runtime::{controller::Action, events::EventType, watcher},
 };
 use serde_json::json;
 
@@ -32,7 +29,7 @@ use super::{
 };
 use crate::{
     Error, Result,
-    api::web_app::{FINALIZER, WebApp, WebAppStatus},
+    api::web_app::{LEGACY_FINALIZER, WebApp, WebAppStatus},
     manager::backoff::Backoff,
 };
 
@@ -191,19 +188,50 @@ pub fn phase(deployment: Option<&Deployment>, web_app: &WebApp) -> (&'static str
 
 async fn reconcile(web_app: Arc<WebApp>, ctx: Arc<Context>) -> Result<Action> {
     let key = super::object_key(web_app.as_ref());
-    let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &web_app.namespace().unwrap_or_default());
     ctx.runtime
         .instrument(&key, async {
-            finalizer(&api, FINALIZER, web_app, |event| async {
-                match event {
-                    finalizer::Event::Apply(web_app) => apply(&web_app, &ctx).await,
-                    finalizer::Event::Cleanup(web_app) => cleanup(&web_app, &ctx).await,
-                }
-            })
-            .await
-            .map_err(|e| Error::Finalizer(Box::new(e)))
+            remove_legacy_finalizer(&web_app, &ctx).await?;
+            if web_app.meta().deletion_timestamp.is_some() {
+                // Being deleted: the garbage collector takes the children; applying them again would
+                // only race it.
+                return Ok(Action::await_change());
+            }
+            apply(&web_app, &ctx).await
         })
         .await
+}
+
+/// Removes [`LEGACY_FINALIZER`] if `web_app` carries it. The patch names the resourceVersion it read,
+/// so that a list another controller changed meanwhile is refused (409, retried) rather than
+/// overwritten.
+async fn remove_legacy_finalizer(web_app: &WebApp, ctx: &Context) -> Result<()> {
+    if !web_app.finalizers().iter().any(|f| f == LEGACY_FINALIZER) {
+        return Ok(());
+    }
+    let others: Vec<&String> = web_app
+        .finalizers()
+        .iter()
+        .filter(|f| *f != LEGACY_FINALIZER)
+        .collect();
+    // null rather than [] when none is left: the field goes, as the API server omits an empty list.
+    let finalizers = if others.is_empty() {
+        json!(null)
+    } else {
+        json!(others)
+    };
+    let patch = json!({"metadata": {
+        "resourceVersion": web_app.resource_version(),
+        "finalizers": finalizers,
+    }});
+    let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &web_app.namespace().unwrap_or_default());
+    api.patch(&web_app.name_any(), &PatchParams::default(), &Patch::Merge(patch))
+        .await?;
+    tracing::info!(
+        object = %super::object_key(web_app),
+        finalizer = LEGACY_FINALIZER,
+        "removed the finalizer earlier versions added"
+    );
+    Ok(())
 }
 
 fn error_policy(web_app: Arc<WebApp>, error: &Error, ctx: Arc<Context>) -> Action {
@@ -275,21 +303,6 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
         api.patch_status(&name, &apply, &Patch::Apply(body)).await?;
     }
     // Drift is repaired by the controller's periodic resync of every object.
-    Ok(Action::await_change())
-}
-
-/// The hook for external cleanup; the children go by garbage collection. It never fails, so deletion
-/// never hangs on it.
-async fn cleanup(web_app: &WebApp, ctx: &Context) -> Result<Action> {
-    ctx.events.publish(
-        web_app.object_ref(&()),
-        EventType::Normal,
-        "CleanedUp",
-        format!(
-            "WebApp {} cleaned up; its Deployment and Service go with it",
-            web_app.name_any()
-        ),
-    );
     Ok(Action::await_change())
 }
 

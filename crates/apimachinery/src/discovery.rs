@@ -70,6 +70,12 @@ pub fn api_resource_list(resources: &[ResourceType], group: &str, version: &str)
                 "kind": rt.kind, "verbs": ["get", "patch", "update"],
             }));
         }
+        if rt.scale.is_some() {
+            entries.push(json!({
+                "name": format!("{}/scale", rt.plural), "singularName": "", "namespaced": rt.namespaced,
+                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
+            }));
+        }
     }
     let group_version = if group.is_empty() {
         version.to_owned()
@@ -110,8 +116,16 @@ pub fn aggregated_discovery(resources: &[ResourceType], core: bool) -> Value {
                                 "singularResource": rt.singular, "verbs": rt.verbs,
                                 "shortNames": rt.short_names, "categories": rt.categories,
                             });
+                            let mut subresources = Vec::new();
                             if rt.status_subresource {
-                                entry["subresources"] = json!([{"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}]);
+                                subresources.push(json!({"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}));
+                            }
+                            if rt.scale.is_some() {
+                                let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
+                                subresources.push(json!({"subresource": "scale", "responseKind": scale, "verbs": ["get", "patch", "update"]}));
+                            }
+                            if !subresources.is_empty() {
+                                entry["subresources"] = Value::Array(subresources);
                             }
                             entry
                         })

@@ -18,6 +18,7 @@ pub mod discovery;
 pub mod error;
 pub mod patch;
 pub mod resource;
+pub mod scale;
 pub mod schema;
 pub mod selector;
 pub mod table;

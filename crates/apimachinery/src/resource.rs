@@ -30,6 +30,8 @@ pub struct ResourceType {
     pub categories: Vec<String>,
     /// Has a `/status` subresource (C7).
     pub status_subresource: bool,
+    /// Has a `/scale` subresource: where the replicas and the selector are.
+    pub scale: Option<ScalePaths>,
     /// Verbs served on the main resource (`create`, `delete`, `deletecollection`, `get`, `list`,
     /// `patch`, `update`, `watch`).
     pub verbs: Vec<String>,
@@ -42,6 +44,27 @@ pub struct ResourceType {
     /// Field selector labels allowed besides `metadata.name`/`metadata.namespace` (W2).
     pub field_labels: Vec<String>,
     pub origin: Origin,
+}
+
+/// Where a kind keeps what its `/scale` subresource (`autoscaling/v1` Scale) shows, as JSON paths
+/// (`.spec.replicas`), the way a CRD's `subresources.scale` names them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    pub spec_replicas: String,
+    pub status_replicas: String,
+    /// A CRD's `labelSelectorPath`, a string in the object; `None` for the built-ins, whose selector
+    /// is `spec.selector`.
+    pub label_selector: Option<String>,
+}
+
+impl ScalePaths {
+    fn builtin() -> ScalePaths {
+        ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: None,
+        }
+    }
 }
 
 impl ResourceType {
@@ -241,6 +264,8 @@ pub fn builtins() -> Vec<ResourceType> {
                 Vec::new()
             },
             status_subresource: b.status,
+            scale: matches!(b.plural, "deployments" | "statefulsets" | "replicasets")
+                .then(ScalePaths::builtin),
             // The real server has no deletecollection on namespaces.
             verbs: ALL_VERBS
                 .iter()
@@ -361,6 +386,14 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<FieldCause>> {
             short_names: strings(crd.pointer("/spec/names/shortNames")),
             categories: strings(crd.pointer("/spec/names/categories")),
             status_subresource: version.pointer("/subresources/status").is_some(),
+            scale: version.pointer("/subresources/scale").map(|scale| {
+                let path = |key: &str| scale.get(key).and_then(Value::as_str).map(str::to_owned);
+                ScalePaths {
+                    spec_replicas: path("specReplicasPath").unwrap_or_default(),
+                    status_replicas: path("statusReplicasPath").unwrap_or_default(),
+                    label_selector: path("labelSelectorPath"),
+                }
+            }),
             verbs: ALL_VERBS.iter().map(|v| (*v).to_owned()).collect(),
             schema,
             openapi_schema: raw_schema,

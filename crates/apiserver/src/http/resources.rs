@@ -19,7 +19,7 @@ use super::{
     Call, Shared,
     path::ResourcePath,
     respond::{self, Representation},
-    watch,
+    scale, watch,
 };
 use crate::{
     error::{Error, Result},
@@ -33,6 +33,33 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
         .ok_or(Error::UnknownResource)?;
     if target.namespace.is_some() && !rt.namespaced {
         return Err(Error::UnknownResource);
+    }
+    if let (Some("scale"), Some(paths), Some(name)) =
+        (target.subresource.as_deref(), &rt.scale, target.name.as_deref())
+    {
+        let namespace = target.namespace.clone().unwrap_or_default();
+        let write = match call.method {
+            Method::GET => None,
+            Method::PUT => Some(scale::ScaleWrite {
+                body: parse_body(&call)?.0,
+                patch_type: None,
+                options: write_options(&call, Vec::new())?,
+            }),
+            Method::PATCH => {
+                let patch_type = patch_type_of(&call)?;
+                Some(scale::ScaleWrite {
+                    body: parse_patch(&call, patch_type)?.0,
+                    patch_type: Some(patch_type),
+                    options: write_options(&call, Vec::new())?,
+                })
+            }
+            _ => {
+                return Err(Error::MethodNotAllowed(
+                    "the scale subresource serves get, update and patch".into(),
+                ));
+            }
+        };
+        return scale::handle(shared, &rt, paths, &namespace, name, write);
     }
     let status_only = match target.subresource.as_deref() {
         None => false,
@@ -75,10 +102,7 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
             ))
         }
         (&Method::PATCH, Some(name)) => {
-            let content_type = call.content_type.as_deref().unwrap_or("");
-            let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
-                Error::UnsupportedMediaType(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type:?}"))
-            })?;
+            let patch_type = patch_type_of(&call)?;
             let (body, duplicates) = parse_patch(&call, patch_type)?;
             let options = write_options(&call, duplicates)?;
             if patch_type == PatchType::Apply && call.query.get("fieldManager").is_none_or(String::is_empty) {
@@ -167,6 +191,13 @@ fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
         ));
     }
     Ok((value, duplicates))
+}
+
+fn patch_type_of(call: &Call) -> Result<PatchType> {
+    let content_type = call.content_type.as_deref().unwrap_or("");
+    PatchType::from_content_type(content_type).ok_or_else(|| {
+        Error::UnsupportedMediaType(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type:?}"))
+    })
 }
 
 /// A patch, and the fields it repeats (for `fieldValidation`).

@@ -261,7 +261,55 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backe
     running.stop().await;
 }
 
+async fn kubectl_scale_resizes_the_web_app_and_its_deployment(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let _kubelet = KubeletStandIn::start(&plane, &client);
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &web_app_body("shop"))
+        .await
+        .unwrap();
+    eventually("Running", LIMIT, || async {
+        (phase(&api, "shop").await.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    plane.write_kubeconfig(&kubeconfig).unwrap();
+
+    support::kubectl(&kubeconfig, &["scale", "webapp/shop", "--replicas=3"]);
+    eventually(
+        "the Deployment scaled and the WebApp Running with 3",
+        LIMIT,
+        || async {
+            let replicas = deployments.get("shop").await.ok()?.spec?.replicas;
+            let status = api.get("shop").await.ok()?.status?;
+            (replicas == Some(3)
+                && status.ready_replicas == Some(3)
+                && status.phase.as_deref() == Some("Running"))
+            .then_some(())
+        },
+    )
+    .await;
+    // The Scale an autoscaler reads: replicas asked and ready, and the pods' selector.
+    let scale: serde_json::Value = serde_json::from_str(&support::kubectl(
+        &kubeconfig,
+        &[
+            "get",
+            "--raw",
+            "/apis/example.com/v1/namespaces/default/webapps/shop/scale",
+        ],
+    ))
+    .expect("a Scale");
+    assert_eq!(scale["spec"]["replicas"], 3);
+    assert_eq!(scale["status"], json!({"replicas": 3, "selector": "app=shop"}));
+    running.stop().await;
+}
+
 testenv::each_control_plane!(
+    kubectl_scale_resizes_the_web_app_and_its_deployment,
     deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness,
     a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying,
     a_web_app_is_deleted_with_its_children_while_no_operator_runs,

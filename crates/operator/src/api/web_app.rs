@@ -26,6 +26,13 @@ fn eighty() -> i32 {
     kind = "WebApp",
     namespaced,
     status = "WebAppStatus",
+    // `kubectl scale webapp web --replicas=3` and autoscalers: the replicas asked for, the ready ones,
+    // and the pods' selector as a string (what an HPA counts pods by).
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.readyReplicas",
+        label_selector_path = ".status.selector"
+    ),
     printcolumn = r#"{"name":"Image","type":"string","jsonPath":".spec.image"}"#,
     printcolumn = r#"{"name":"Ready","type":"integer","jsonPath":".status.readyReplicas"}"#,
     printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
@@ -52,6 +59,9 @@ pub struct WebAppStatus {
     pub ready_replicas: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// The label selector of the pods, as a string (`app=web`): the scale subresource reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
 }

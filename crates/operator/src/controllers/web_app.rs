@@ -75,6 +75,15 @@ fn labels(web_app: &WebApp) -> BTreeMap<String, String> {
     BTreeMap::from([("app".to_owned(), web_app.name_any())])
 }
 
+/// [`labels`] as a selector string (`app=web`), as the scale subresource reports it.
+pub fn selector(web_app: &WebApp) -> String {
+    labels(web_app)
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn owned_meta(web_app: &WebApp) -> ObjectMeta {
     ObjectMeta {
         name: Some(web_app.name_any()),
@@ -289,6 +298,7 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
         phase: Some(phase.into()),
         ready_replicas: Some(ready),
         observed_generation: generation,
+        selector: Some(selector(web_app)),
         conditions: vec![ready_condition(
             running,
             if running { "Running" } else { phase },

@@ -32,7 +32,7 @@ use operator::{
 use serde_json::json;
 use support::{
     Backend, ControlPlane, Running, eventually,
-    postgres_writer::{StoredRow, connect, ready_reason, rows, wait_reason, writer},
+    postgres_writer::{StoredRow, connect, ready_reason, rows, select_or_none, wait_reason, writer},
 };
 use tokio::task::AbortHandle;
 
@@ -131,21 +131,21 @@ fn student_row(i: i64) -> StoredRow {
 
 /// (id, owner_uid) of every row, by id.
 async fn owners(sql: &tokio_postgres::Client, table: &str) -> Vec<(String, String)> {
-    match sql
-        .query(&format!("SELECT id, owner_uid FROM \"{table}\" ORDER BY id"), &[])
+    let query = format!("SELECT id, owner_uid FROM \"{table}\" ORDER BY id");
+    select_or_none(sql, table, &query)
         .await
-    {
-        Ok(rows) => rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
-        Err(_) => Vec::new(),
-    }
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
 }
 
+/// How many rows `table` holds; `None` when it does not exist.
 async fn row_count(sql: &tokio_postgres::Client, table: &str) -> Option<i64> {
-    let row = sql
-        .query_one(&format!("SELECT count(*) FROM \"{table}\""), &[])
+    let query = format!("SELECT count(*) FROM \"{table}\"");
+    select_or_none(sql, table, &query)
         .await
-        .ok()?;
-    Some(row.get(0))
+        .first()
+        .map(|row| row.get(0))
 }
 
 async fn table_exists(sql: &tokio_postgres::Client, table: &str) -> bool {

@@ -53,19 +53,27 @@ pub async fn wait_reason(
 /// A row as the tests read it: id, name, age, country.
 pub type StoredRow = (String, String, i32, String);
 
-/// Every row of `table`, by id; none when the table does not exist.
+/// Every row of `table`, by id; none when the table does not exist. Any other failure (a dead
+/// connection, say) fails the test: read as "no rows", it would make an emptiness check pass.
 pub async fn rows(sql: &tokio_postgres::Client, table: &str) -> Vec<StoredRow> {
-    match sql
-        .query(
-            &format!("SELECT id, name, age, country FROM \"{table}\" ORDER BY id"),
-            &[],
-        )
+    let query = format!("SELECT id, name, age, country FROM \"{table}\" ORDER BY id");
+    select_or_none(sql, table, &query)
         .await
-    {
-        Ok(rows) => rows
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
-            .collect(),
-        Err(_) => Vec::new(),
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect()
+}
+
+/// The rows `query` (on `table`) selects; none when `table` does not exist; any other failure fails
+/// the test.
+pub async fn select_or_none(
+    sql: &tokio_postgres::Client,
+    table: &str,
+    query: &str,
+) -> Vec<tokio_postgres::Row> {
+    match sql.query(query, &[]).await {
+        Ok(rows) => rows,
+        Err(error) if error.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Vec::new(),
+        Err(error) => panic!("reading table {table}: {error}"),
     }
 }

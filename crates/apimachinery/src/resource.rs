@@ -115,6 +115,8 @@ struct BuiltIn {
     short_names: &'static [&'static str],
     status: bool,
     field_labels: &'static [&'static str],
+    /// Create is the one verb (reviews).
+    create_only: bool,
 }
 
 const fn builtin(
@@ -132,7 +134,21 @@ const fn builtin(
         short_names: &[],
         status: false,
         field_labels: &[],
+        create_only: false,
     }
+}
+
+const fn review(group: &'static str, kind: &'static str, plural: &'static str) -> BuiltIn {
+    BuiltIn {
+        namespaced: false,
+        create_only: true,
+        ..builtin(group, "v1", kind, plural)
+    }
+}
+
+/// The review kinds: created to ask the API server something, answered, never stored.
+pub fn is_review(rt: &ResourceType) -> bool {
+    rt.is_builtin() && rt.verbs == ["create"]
 }
 
 const CORE_EVENT_FIELDS: &[&str] = &[
@@ -244,6 +260,18 @@ pub fn builtins() -> Vec<ResourceType> {
             status: true,
             ..builtin("batch", "v1", "Job", "jobs")
         },
+        // Reviews are asked, not stored: create is their one verb, and the answer is about the asker.
+        review(
+            "authorization.k8s.io",
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+        ),
+        review(
+            "authorization.k8s.io",
+            "SelfSubjectRulesReview",
+            "selfsubjectrulesreviews",
+        ),
+        review("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews"),
     ];
     table
         .into_iter()
@@ -269,6 +297,7 @@ pub fn builtins() -> Vec<ResourceType> {
             // The real server has no deletecollection on namespaces.
             verbs: ALL_VERBS
                 .iter()
+                .filter(|v| !b.create_only || **v == "create")
                 .filter(|v| b.plural != "namespaces" || **v != "deletecollection")
                 .map(|v| (*v).to_owned())
                 .collect(),

@@ -8,6 +8,7 @@ mod discovery;
 pub mod path;
 mod resources;
 pub mod respond;
+mod reviews;
 mod scale;
 pub mod tls;
 mod watch;

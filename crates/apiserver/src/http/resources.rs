@@ -19,7 +19,7 @@ use super::{
     Call, Shared,
     path::ResourcePath,
     respond::{self, Representation},
-    scale, watch,
+    reviews, scale, watch,
 };
 use crate::{
     error::{Error, Result},
@@ -33,6 +33,12 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
         .ok_or(Error::UnknownResource)?;
     if target.namespace.is_some() && !rt.namespaced {
         return Err(Error::UnknownResource);
+    }
+    if apimachinery::resource::is_review(&rt) {
+        return match (&call.method, target.name.as_deref()) {
+            (&Method::POST, None) => reviews::answer(&rt, parse_body(&call)?.0),
+            _ => Err(Error::MethodNotAllowed("a review is only created".into())),
+        };
     }
     if let (Some("scale"), Some(paths), Some(name)) =
         (target.subresource.as_deref(), &rt.scale, target.name.as_deref())

@@ -217,33 +217,11 @@ async fn fields_a_body_repeats_follow_field_validation(backend: Backend) {
     assert_invalid_patch(&patched, "strict decoding error: duplicate field \"data.z\"");
 }
 
-/// Installs the fixture CRD (`postgreswriters.example.com`) and waits until it is Established.
-async fn install_fixture_crd(client: &kube::Client) {
-    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let crd: Value = serde_json::from_str(include_str!("fixtures/crd.json")).expect("CRD parses");
-    let created = request(client, "POST", crds, "application/json", crd).await;
-    assert_eq!(created.status, 201, "{}", created.body);
-    common::eventually("the CRD established", || async {
-        let crd = request(
-            client,
-            "GET",
-            &format!("{crds}/postgreswriters.example.com"),
-            "application/json",
-            Value::Null,
-        )
-        .await;
-        crd.body["status"]["conditions"].as_array().is_some_and(|c| {
-            c.iter()
-                .any(|c| c["type"] == "Established" && c["status"] == "True")
-        })
-    })
-    .await;
-}
-
 async fn custom_resources_name_repeated_and_unknown_fields_as_kube_apiserver_does(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
-    install_fixture_crd(&client).await;
+    let crd = serde_json::from_str(include_str!("fixtures/crd.json")).expect("CRD parses");
+    common::install_crd(&client, crd).await;
     let writers = "/apis/example.com/v1/namespaces/default/postgreswriters";
     let body = |name: &str| {
         format!(

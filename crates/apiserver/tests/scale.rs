@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 use testenv::{Backend, ControlPlane};
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
-const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const WIDGETS: &str = "/apis/scale.example.com/v1/namespaces/default/widgets";
 
 fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> std::process::Output {
@@ -109,23 +108,7 @@ async fn a_custom_resource_scales_where_its_crd_says(backend: Backend) {
                     "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
                     "status": {"type": "object", "properties": {
                         "readyReplicas": {"type": "integer"}, "selector": {"type": "string"}}}}}}}]}});
-    let created = request(&client, "POST", CRDS, "application/json", crd).await;
-    assert_eq!(created.status, 201, "{}", created.body);
-    common::eventually("the CRD established", || async {
-        let crd = request(
-            &client,
-            "GET",
-            &format!("{CRDS}/widgets.scale.example.com"),
-            "",
-            Value::Null,
-        )
-        .await;
-        crd.body["status"]["conditions"].as_array().is_some_and(|c| {
-            c.iter()
-                .any(|c| c["type"] == "Established" && c["status"] == "True")
-        })
-    })
-    .await;
+    common::install_crd(&client, crd).await;
     let widget = json!({"apiVersion": "scale.example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
         "spec": {"replicas": 1}});
     assert_eq!(

@@ -242,6 +242,12 @@ async fn replace_rules<K>(
     api.replace(name, &PostParams::default(), &current).await.unwrap();
 }
 
+/// The objects created while rule `index` of `role` is taken away.
+fn case_name(role: &str, index: usize) -> String {
+    let short = if role == MANAGER_ROLE { "manager" } else { "leader" };
+    format!("without-{short}-{index}")
+}
+
 async fn stop(mut operator: OperatorProcess) {
     operator.signal("TERM");
     let status = operator.exit_within(Duration::from_secs(40)).await;
@@ -302,14 +308,7 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
         // In the order the manager logs them.
         let metrics = operator.bound_address("serving /metrics").await;
         let probes = operator.bound_address("serving /healthz and /readyz").await;
-        let name = format!(
-            "without-{}-{index}",
-            if *role == MANAGER_ROLE {
-                "manager"
-            } else {
-                "leader"
-            }
-        );
+        let name = case_name(role, *index);
         create_one_of_each(&client, &name).await;
         let failure = visible_failure(&mut operator, probes, metrics).await;
         let what = format!(
@@ -329,14 +328,7 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
     // Whatever the broken runs left is finished by an operator with every rule back.
     let operator = manager(&kubeconfig, &pg.url());
     for (role, index, _) in &rules {
-        let name = format!(
-            "without-{}-{index}",
-            if *role == MANAGER_ROLE {
-                "manager"
-            } else {
-                "leader"
-            }
-        );
+        let name = case_name(role, *index);
         eventually("a leftover object Ready once the rules are back", WITHIN, || {
             all_ready(&client, &name)
         })

@@ -114,3 +114,27 @@ pub async fn send(
     let answer = request(client, method, path, content_type, body).await;
     (answer.status, answer.body)
 }
+
+/// Creates `crd` over HTTP and waits until it is Established, as a client of a real API server must
+/// before it uses the new resource.
+pub async fn install_crd(client: &Client, crd: Value) {
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    let created = request(client, "POST", crds, "application/json", crd).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    eventually("the CRD established", || async {
+        let crd = request(
+            client,
+            "GET",
+            &format!("{crds}/{name}"),
+            "application/json",
+            Value::Null,
+        )
+        .await;
+        crd.body["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
+    })
+    .await;
+}

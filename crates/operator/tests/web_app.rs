@@ -122,18 +122,22 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
     // Deletion is the garbage collector's: the WebApp carries no finalizer, the children go with it.
     assert!(api.get("shop").await.unwrap().metadata.finalizers.is_none());
     api.delete("shop", &DeleteParams::default()).await.unwrap();
-    eventually(
-        "the WebApp and its children to go",
-        support::COLLECTED_WITHIN,
-        || async {
-            let gone = api.get_opt("shop").await.ok()?.is_none()
-                && deployments.get_opt("shop").await.ok()?.is_none()
-                && services.get_opt("shop").await.ok()?.is_none();
-            gone.then_some(())
-        },
-    )
-    .await;
+    until_all_gone(&client, "shop", "the WebApp and its children to go").await;
     running.stop().await;
+}
+
+/// Waits until WebApp `name`, its Deployment and its Service are gone (the garbage collector's work).
+async fn until_all_gone(client: &kube::Client, name: &str, what: &str) {
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    eventually(what, support::COLLECTED_WITHIN, || async {
+        let gone = api.get_opt(name).await.ok()?.is_none()
+            && deployments.get_opt(name).await.ok()?.is_none()
+            && services.get_opt(name).await.ok()?.is_none();
+        gone.then_some(())
+    })
+    .await;
 }
 
 async fn a_web_app_is_deleted_with_its_children_while_no_operator_runs(backend: Backend) {
@@ -156,15 +160,10 @@ async fn a_web_app_is_deleted_with_its_children_while_no_operator_runs(backend: 
     running.stop().await;
 
     api.delete("shop", &DeleteParams::default()).await.unwrap();
-    eventually(
+    until_all_gone(
+        &client,
+        "shop",
         "the WebApp and its children to go with no operator",
-        support::COLLECTED_WITHIN,
-        || async {
-            let gone = api.get_opt("shop").await.ok()?.is_none()
-                && deployments.get_opt("shop").await.ok()?.is_none()
-                && services.get_opt("shop").await.ok()?.is_none();
-            gone.then_some(())
-        },
     )
     .await;
 }

@@ -24,7 +24,7 @@ pub fn decode_json(bytes: &[u8]) -> serde_json::Result<Decoded> {
     let mut duplicate_fields = Vec::new();
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = Node {
-        path: String::new(),
+        path: Path::Root,
         duplicates: &mut duplicate_fields,
     }
     .deserialize(&mut deserializer)?;
@@ -46,22 +46,34 @@ pub fn field_problems(duplicate_fields: &[String], unknown_fields: &[String]) ->
     duplicates.chain(unknown).collect()
 }
 
-/// One value being decoded, at `path`.
-struct Node<'a> {
-    path: String,
-    duplicates: &'a mut Vec<String>,
+/// Where a value sits in the document, kept as borrowed links to its parents: the path is written out
+/// only for a duplicate, so a body without one costs no allocation per field.
+#[derive(Clone, Copy)]
+enum Path<'p> {
+    Root,
+    Key(&'p Path<'p>, &'p str),
+    Index(&'p Path<'p>, usize),
 }
 
-impl Node<'_> {
-    fn child(&mut self, segment: fmt::Arguments) -> Node<'_> {
-        Node {
-            path: format!("{}{segment}", self.path),
-            duplicates: self.duplicates,
+impl fmt::Display for Path<'_> {
+    // Recursion as deep as the document, which serde_json's recursion limit bounds.
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Key(Path::Root, key) => write!(f, "{key}"),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
         }
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Node<'_> {
+/// One value being decoded, at `path`.
+struct Node<'a, 'p> {
+    path: Path<'p>,
+    duplicates: &'a mut Vec<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
@@ -69,7 +81,7 @@ impl<'de> DeserializeSeed<'de> for Node<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Node<'_> {
+impl<'de> Visitor<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
@@ -108,22 +120,30 @@ impl<'de> Visitor<'de> for Node<'_> {
         Ok(Value::Null)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(self.child(format_args!("[{}]", items.len())))? {
-            items.push(item);
+        loop {
+            let item = Node {
+                path: Path::Index(&self.path, items.len()),
+                duplicates: &mut *self.duplicates,
+            };
+            match seq.next_element_seed(item)? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
         }
-        Ok(Value::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let dot = if self.path.is_empty() { "" } else { "." };
-            let value = map.next_value_seed(self.child(format_args!("{dot}{key}")))?;
+            let value = map.next_value_seed(Node {
+                path: Path::Key(&self.path, &key),
+                duplicates: &mut *self.duplicates,
+            })?;
             match object.get_mut(&key) {
                 Some(first) => {
-                    self.duplicates.push(format!("{}{dot}{key}", self.path));
+                    self.duplicates.push(Path::Key(&self.path, &key).to_string());
                     merge_as_go_decodes(first, value);
                 }
                 None => {

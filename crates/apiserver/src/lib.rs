@@ -175,22 +175,7 @@ impl ApiServer {
 
     /// A kubeconfig that kubectl, kube-rs and the Python client use as is (D1), with the bearer token.
     pub fn kubeconfig_yaml(&self) -> String {
-        // A JSON string is a valid YAML double-quoted scalar, whatever a caller-chosen token holds.
-        let user = match self.token() {
-            Some(token) => format!("{{token: {}}}", serde_json::Value::from(token)),
-            None => "{}".to_owned(),
-        };
-        let ca = match self.ca_pem() {
-            Some(pem) => format!(
-                "\n    certificate-authority-data: {}",
-                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem)
-            ),
-            None => String::new(),
-        };
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: embedded\n  cluster:\n    server: {url}{ca}\nusers:\n- name: embedded\n  user: {user}\ncontexts:\n- name: embedded\n  context:\n    cluster: embedded\n    user: embedded\n    namespace: default\ncurrent-context: embedded\n",
-            url = self.url()
-        )
+        kubeconfig_yaml(&self.url(), self.ca_pem(), self.token())
     }
 
     pub fn write_kubeconfig(&self, path: &Path) -> Result<()> {
@@ -213,6 +198,26 @@ impl ApiServer {
         self.task.abort();
         self.store.close();
     }
+}
+
+/// A kubeconfig for the server at `url`, trusting the CA in `ca_pem` (none over plain HTTP), sending
+/// `token` (none: anonymous). Also what test harnesses write for other servers.
+pub fn kubeconfig_yaml(url: &str, ca_pem: Option<&str>, token: Option<&str>) -> String {
+    // A JSON string is a valid YAML double-quoted scalar, whatever a caller-chosen token holds.
+    let user = match token {
+        Some(token) => format!("{{token: {}}}", serde_json::Value::from(token)),
+        None => "{}".to_owned(),
+    };
+    let ca = match ca_pem {
+        Some(pem) => format!(
+            "\n    certificate-authority-data: {}",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: embedded\n  cluster:\n    server: {url}{ca}\nusers:\n- name: embedded\n  user: {user}\ncontexts:\n- name: embedded\n  context:\n    cluster: embedded\n    user: embedded\n    namespace: default\ncurrent-context: embedded\n"
+    )
 }
 
 /// Turns Nagle's algorithm off on a connection, as Go's net package (and so kube-apiserver) does by

@@ -108,7 +108,14 @@ impl ControlPlane {
 
     /// A kube-rs configuration for this control plane that sends `token` (none: anonymous).
     pub fn kube_config_with_token(&self, token: Option<&str>) -> kube::Config {
-        kube_config_for(&self.url(), self.ca_pem(), token)
+        let ca_der = match &self.inner {
+            Inner::Embedded(server) => server
+                .kube_config()
+                .root_cert
+                .and_then(|certs| certs.into_iter().next()),
+            Inner::Real(plane) => Some(plane.ca_der().to_vec()),
+        };
+        kube_config_for(&self.url(), ca_der, token)
     }
 
     /// The administrator's kube-rs configuration.
@@ -124,7 +131,7 @@ impl ControlPlane {
 
     /// A kubeconfig for kubectl, kube-rs and the Python client that sends `token`.
     pub fn kubeconfig_yaml_with_token(&self, token: Option<&str>) -> String {
-        kubeconfig_yaml(&self.url(), self.ca_pem(), token)
+        apiserver::kubeconfig_yaml(&self.url(), self.ca_pem(), token)
     }
 
     /// The administrator's kubeconfig.
@@ -143,34 +150,13 @@ impl ControlPlane {
     }
 }
 
-/// A kube-rs configuration for the server at `url`, trusting `ca_pem`, sending `token`.
-fn kube_config_for(url: &str, ca_pem: Option<&str>, token: Option<&str>) -> kube::Config {
+/// A kube-rs configuration for the server at `url`, trusting the CA `ca_der`, sending `token`.
+fn kube_config_for(url: &str, ca_der: Option<Vec<u8>>, token: Option<&str>) -> kube::Config {
     // A URL built from a bound loopback socket address always parses.
     let mut config = kube::Config::new(url.parse().expect("control plane URL parses"));
     config.auth_info.token = token.map(|t| t.to_owned().into());
-    config.root_cert = ca_pem.map(|pem| vec![pem_to_der(pem)]);
+    config.root_cert = ca_der.map(|der| vec![der]);
     config
-}
-
-/// The same as a kubeconfig file, for kubectl, the Python client and child processes.
-fn kubeconfig_yaml(url: &str, ca_pem: Option<&str>, token: Option<&str>) -> String {
-    // A JSON string is a valid YAML double-quoted scalar, whatever the token holds.
-    let user = match token {
-        Some(token) => format!("{{token: {}}}", serde_json::Value::from(token)),
-        None => "{}".to_owned(),
-    };
-    let ca = match ca_pem {
-        Some(pem) => format!(
-            "\n    certificate-authority-data: {}",
-            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, pem)
-        ),
-        None => String::new(),
-    };
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {url}{ca}\n\
-         users:\n- name: test\n  user: {user}\ncontexts:\n- name: test\n  context:\n    cluster: test\n\
-         \x20   user: test\n    namespace: default\ncurrent-context: test\n"
-    )
 }
 
 /// Writes `text` to `path`, readable and writable by the owner only (kubeconfigs and keys).
@@ -189,18 +175,6 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
         what: format!("writing {}", path.display()),
         source,
     })
-}
-
-/// The DER bytes of the first certificate in `pem`.
-fn pem_to_der(pem: &str) -> Vec<u8> {
-    let body: String = pem
-        .lines()
-        .skip_while(|l| !l.starts_with("-----BEGIN CERTIFICATE"))
-        .skip(1)
-        .take_while(|l| !l.starts_with("-----END"))
-        .collect();
-    // The PEM comes from a certificate this process generated or read back from its own file.
-    base64::Engine::decode(&base64::engine::general_purpose::STANDARD, body).expect("CA certificate PEM")
 }
 
 /// One test per control plane from an async function taking a [`Backend`]: for

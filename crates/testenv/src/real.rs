@@ -39,6 +39,7 @@ pub struct RealControlPlane {
     processes: Vec<Process>,
     url: String,
     ca_pem: String,
+    ca_der: Vec<u8>,
     admin_token: String,
     dir: TempDir,
 }
@@ -124,6 +125,7 @@ impl RealControlPlane {
             processes: vec![etcd, apiserver],
             url,
             ca_pem: files.ca_pem,
+            ca_der: files.ca_der,
             admin_token: files.admin_token,
             dir,
         };
@@ -158,6 +160,10 @@ impl RealControlPlane {
         &self.ca_pem
     }
 
+    pub fn ca_der(&self) -> &[u8] {
+        &self.ca_der
+    }
+
     /// A token of the user `admin` in group `system:masters`.
     pub fn admin_token(&self) -> &str {
         &self.admin_token
@@ -176,7 +182,8 @@ impl RealControlPlane {
     /// Polls `/readyz`, then the `default` namespace (made by a post-start hook just after), until both
     /// answer; fails at once when a process exits, with the end of its log.
     async fn wait_until_ready(&mut self) -> Result<()> {
-        let mut config = crate::kube_config_for(&self.url, Some(&self.ca_pem), Some(&self.admin_token));
+        let mut config =
+            crate::kube_config_for(&self.url, Some(self.ca_der.clone()), Some(&self.admin_token));
         config.read_timeout = Some(Duration::from_secs(5));
         // A configuration with a parsed URL and a valid DER root certificate always yields a client.
         let client = kube::Client::try_from(config).expect("client for kube-apiserver");
@@ -230,7 +237,7 @@ impl RealControlPlane {
     }
 
     fn kubeconfig_for_controller_manager(&self) -> String {
-        crate::kubeconfig_yaml(&self.url, Some(&self.ca_pem), Some(&self.admin_token))
+        apiserver::kubeconfig_yaml(&self.url, Some(&self.ca_pem), Some(&self.admin_token))
     }
 }
 
@@ -253,6 +260,7 @@ impl Drop for RealControlPlane {
 struct Files {
     serving: PathBuf,
     ca_pem: String,
+    ca_der: Vec<u8>,
     service_account_key: PathBuf,
     service_account_public_key: PathBuf,
     tokens: PathBuf,
@@ -287,6 +295,7 @@ impl Files {
         Ok(Files {
             serving: certs.join(apiserver::http::tls::SERVING_FILE),
             ca_pem: identity.ca_pem().to_owned(),
+            ca_der: identity.ca_der(),
             service_account_key,
             service_account_public_key,
             tokens,

@@ -169,7 +169,8 @@ async fn visible_failure(
             return Some(format!("exited: {status}"));
         }
         for line in operator.drain_log() {
-            let refused = line.contains("forbidden") || line.contains("Forbidden") || line.contains("403");
+            // The API server's refusal as kube-rs reports it: a Status with reason Forbidden.
+            let refused = line.contains("Forbidden");
             if refused && (line.contains("WARN") || line.contains("ERROR")) {
                 return Some(format!("logged: {line}"));
             }

@@ -109,6 +109,13 @@ fn undecodable(detail: &str) -> String {
 
 /// B5: the Service fields kube-apiserver defaults, except the allocated `clusterIP(s)`/`nodePort`.
 fn default_service(object: &mut Value) {
+    // A Service's status exists from the start: the real server writes an empty load-balancer status.
+    if let Some(map) = object.as_object_mut() {
+        let status = map.entry("status").or_insert_with(|| json!({}));
+        if let Some(status) = status.as_object_mut() {
+            set_default(status, "loadBalancer", json!({}));
+        }
+    }
     let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) else {
         return;
     };
@@ -142,6 +149,9 @@ fn default_service(object: &mut Value) {
 
 /// B5: Deployment spec defaults and its pod template's.
 fn default_deployment(object: &mut Value) {
+    if let Some(map) = object.as_object_mut() {
+        map.entry("status").or_insert_with(|| json!({}));
+    }
     let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) else {
         return;
     };

@@ -54,6 +54,10 @@ pub enum Error {
     MethodNotAllowed(String),
     #[error("the server could not find the requested resource")]
     UnknownResource,
+    /// A path under a group and version nothing serves: the real server's mux answers it in plain
+    /// text, not with a Status.
+    #[error("404 page not found")]
+    PageNotFound,
     #[error("request entity too large: limit is {0} bytes")]
     TooLarge(usize),
     #[error("Unauthorized")]
@@ -71,10 +75,21 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A Status's `details` as the real server writes them: empty fields left out.
+pub fn status_details(name: &str, group: &str, kind: &str) -> Value {
+    let mut details = serde_json::Map::new();
+    for (key, value) in [("name", name), ("group", group), ("kind", kind)] {
+        if !value.is_empty() {
+            details.insert(key.into(), json!(value));
+        }
+    }
+    Value::Object(details)
+}
+
 impl Error {
     pub fn code(&self) -> u16 {
         match self {
-            Error::NotFound(_) | Error::UnknownResource => 404,
+            Error::NotFound(_) | Error::UnknownResource | Error::PageNotFound => 404,
             Error::AlreadyExists(_) | Error::Conflict { .. } | Error::ApplyConflict { .. } => 409,
             Error::Invalid { .. } => 422,
             Error::BadRequest(_) | Error::Undecodable { .. } => 400,
@@ -90,7 +105,7 @@ impl Error {
 
     pub fn reason(&self) -> &'static str {
         match self {
-            Error::NotFound(_) | Error::UnknownResource => "NotFound",
+            Error::NotFound(_) | Error::UnknownResource | Error::PageNotFound => "NotFound",
             Error::AlreadyExists(_) => "AlreadyExists",
             Error::Conflict { .. } | Error::ApplyConflict { .. } => "Conflict",
             Error::Invalid { .. } => "Invalid",
@@ -107,19 +122,30 @@ impl Error {
 
     /// The `Status` object clients parse (kube-rs `ErrorResponse`, Python `ApiException.body`).
     pub fn to_status(&self) -> Value {
+        let causes = |causes: &[FieldCause]| -> Value {
+            causes
+                .iter()
+                .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                .collect::<Vec<_>>()
+                .into()
+        };
         let details = match self {
             Error::NotFound(s) | Error::AlreadyExists(s) | Error::Conflict { subject: s, .. } => {
-                Some(json!({"name": s.name, "group": s.group, "kind": s.plural}))
+                Some(status_details(&s.name, &s.group, &s.plural))
             }
+            // Invalid objects are named by kind, not by resource, as the real server does.
             Error::Invalid {
-                subject: s, causes, ..
+                kind_group,
+                subject: s,
+                causes: c,
+            } => {
+                let kind = kind_group.split('.').next().unwrap_or_default();
+                let mut details = status_details(&s.name, &s.group, kind);
+                details["causes"] = causes(c);
+                Some(details)
             }
-            | Error::ApplyConflict {
-                subject: s, causes, ..
-            } => Some(json!({
-                "name": s.name, "group": s.group, "kind": s.plural,
-                "causes": causes.iter().map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field})).collect::<Vec<_>>(),
-            })),
+            Error::ApplyConflict { causes: c, .. } => Some(json!({"causes": causes(c)})),
+            Error::UnknownResource | Error::MethodNotAllowed(_) => Some(json!({})),
             _ => None,
         };
         let mut status = json!({

@@ -14,6 +14,11 @@ pub(super) fn admit(state: &mut State, object: &mut Value) -> Result<(), Vec<Fie
         return Err(causes);
     }
     let types = apimachinery::resource::from_crd(object)?;
+    // The real server's defaulting: a CRD that names no conversion converts by changing apiVersion only.
+    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.entry("conversion")
+            .or_insert_with(|| json!({"strategy": "None"}));
+    }
     let name = meta::name(object).to_owned();
     if !meta::is_deleting(object) {
         state.registry.set_crd(&name, types);

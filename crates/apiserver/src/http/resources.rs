@@ -30,7 +30,19 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
     let rt = shared
         .store
         .resolve(&target.group, &target.version, &target.plural)
-        .ok_or(Error::UnknownResource)?;
+        .ok_or_else(|| {
+            let served = shared
+                .store
+                .registry()
+                .all()
+                .iter()
+                .any(|rt| rt.group == target.group && rt.version == target.version);
+            if served {
+                Error::UnknownResource
+            } else {
+                Error::PageNotFound
+            }
+        })?;
     if target.namespace.is_some() && !rt.namespaced {
         return Err(Error::UnknownResource);
     }
@@ -112,15 +124,12 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
             let (body, duplicates) = parse_patch(&call, patch_type)?;
             let options = write_options(&call, duplicates)?;
             if patch_type == PatchType::Apply && call.query.get("fieldManager").is_none_or(String::is_empty) {
-                return Err(Error::Invalid {
-                    kind_group: rt.kind.clone(),
-                    subject: crate::store::subject(&rt, name),
-                    causes: vec![apimachinery::FieldCause::new(
-                        "FieldValueRequired",
-                        "fieldManager",
-                        "Required value: is required for apply patch",
-                    )],
-                });
+                return Err(invalid_option(
+                    "PatchOptions",
+                    "FieldValueRequired",
+                    "fieldManager",
+                    "Required value: is required for apply patch".into(),
+                ));
             }
             let written =
                 shared
@@ -136,7 +145,7 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
             let object = shared
                 .store
                 .delete(&rt, &namespace, name, &delete_options(&call)?)?;
-            Ok(respond::json(200, &object))
+            Ok(respond::json(200, &deleted(&rt, name, object)))
         }
         (&Method::DELETE, None) => {
             let (labels, fields) = selectors(&rt, &call)?;
@@ -174,11 +183,12 @@ fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
 /// The body of a create or an update, and the fields it repeats (for `fieldValidation`).
 fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
     let content_type = call.content_type.as_deref().unwrap_or("application/json");
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    if !matches!(essence, "application/json" | "application/yaml" | "") {
         // Only JSON and YAML are served; client-go retries with JSON on 415.
-        return Err(Error::UnsupportedMediaType(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {content_type:?}"
-        )));
+        return Err(Error::UnsupportedMediaType(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml".into(),
+        ));
     }
     let (value, duplicates) = if content_type.contains("yaml") {
         // A YAML mapping with a repeated key does not decode at all, as in kube-apiserver.
@@ -223,13 +233,40 @@ fn parse_patch(call: &Call, patch_type: PatchType) -> Result<(Value, Vec<String>
     Ok((decoded.value, duplicates))
 }
 
+/// The kind of options a request carries in its query (`CreateOptions`, ...), which the real server
+/// names when one of them is invalid.
+fn options_kind(call: &Call) -> &'static str {
+    match call.method {
+        Method::POST => "CreateOptions",
+        Method::PUT => "UpdateOptions",
+        Method::PATCH => "PatchOptions",
+        Method::DELETE => "DeleteOptions",
+        _ => "ListOptions",
+    }
+}
+
+/// 422 for a query option out of its range: `CreateOptions.meta.k8s.io "" is invalid: dryRun: ...`.
+pub fn invalid_option(options_kind: &str, reason: &str, field: &str, message: String) -> Error {
+    Error::Invalid {
+        kind_group: format!("{options_kind}.meta.k8s.io"),
+        subject: crate::error::Subject {
+            group: "meta.k8s.io".into(),
+            ..Default::default()
+        },
+        causes: vec![apimachinery::FieldCause::new(reason, field, message)],
+    }
+}
+
 fn dry_run(call: &Call) -> Result<bool> {
     match call.query.get("dryRun").map(String::as_str) {
         None | Some("") => Ok(false),
         Some("All") => Ok(true),
-        Some(other) => Err(Error::BadRequest(format!(
-            "Invalid dryRun value: {other:?}: supported values: \"All\""
-        ))),
+        Some(other) => Err(invalid_option(
+            options_kind(call),
+            "FieldValueNotSupported",
+            "dryRun",
+            format!("Unsupported value: []string{{{other:?}}}: supported values: \"All\""),
+        )),
     }
 }
 
@@ -239,9 +276,14 @@ fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Result<WriteOpti
         Some("Strict") => FieldValidation::Strict,
         Some("Ignore") => FieldValidation::Ignore,
         Some(other) => {
-            return Err(Error::BadRequest(format!(
-                "fieldValidation {other:?} is invalid: supported values are \"Ignore\", \"Warn\" and \"Strict\""
-            )));
+            return Err(invalid_option(
+                options_kind(call),
+                "FieldValueNotSupported",
+                "fieldValidation",
+                format!(
+                    "Unsupported value: {other:?}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+                ),
+            ));
         }
     };
     Ok(WriteOptions {
@@ -259,11 +301,15 @@ fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Result<WriteOpti
 }
 
 /// The manager of a write that names none: the user agent up to its first `/`, as kube-apiserver
-/// derives it (`kubectl/v1.32.4 (linux/amd64) ...` is `kubectl`).
+/// derives it (`kubectl/v1.32.4 (linux/amd64) ...` is `kubectl`), and `unknown` without one.
 fn manager_from_user_agent(call: &Call) -> Option<String> {
-    let agent = call.user_agent.as_deref()?;
+    let agent = call.user_agent.as_deref().unwrap_or_default();
     let prefix = agent.split('/').next().unwrap_or(agent).trim();
-    (!prefix.is_empty()).then(|| prefix.chars().take(128).collect())
+    Some(if prefix.is_empty() {
+        "unknown".into()
+    } else {
+        prefix.chars().take(128).collect()
+    })
 }
 
 fn delete_options(call: &Call) -> Result<DeleteOptions> {
@@ -283,9 +329,14 @@ fn delete_options(call: &Call) -> Result<DeleteOptions> {
         Some("Foreground") => DeletePropagation::Foreground,
         Some("Orphan") => DeletePropagation::Orphan,
         Some(other) => {
-            return Err(Error::BadRequest(format!(
-                "propagationPolicy {other:?} is not supported"
-            )));
+            return Err(invalid_option(
+                "DeleteOptions",
+                "FieldValueNotSupported",
+                "propagationPolicy",
+                format!(
+                    "Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                ),
+            ));
         }
     };
     let body_dry_run = body
@@ -318,28 +369,76 @@ pub fn selectors(rt: &ResourceType, call: &Call) -> Result<(LabelSelector, Field
     Ok((labels, fields))
 }
 
+/// What a DELETE of one object answers: the object while it is still there (finalizers, foreground
+/// deletion), the custom resource as it was, and for a built-in object that is gone a `Success` Status,
+/// as the real server's registries do.
+fn deleted(rt: &ResourceType, name: &str, object: Value) -> Value {
+    if !rt.is_builtin() || meta::is_deleting(&object) {
+        return object;
+    }
+    let mut details = crate::error::status_details(name, &rt.group, &rt.plural);
+    if let Some(uid) = object.pointer("/metadata/uid") {
+        details["uid"] = uid.clone();
+    }
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+}
+
 fn list_body(
     rt: &ResourceType,
     items: Vec<Value>,
     resource_version: &str,
-    continue_token: Option<&str>,
+    page: Option<(&str, usize)>,
 ) -> Value {
     let mut metadata = json!({"resourceVersion": resource_version});
-    if let Some(token) = continue_token {
+    if let Some((token, remaining)) = page {
         metadata["continue"] = json!(token);
+        metadata["remainingItemCount"] = json!(remaining);
     }
-    json!({"apiVersion": rt.api_version(), "kind": rt.list_kind(), "metadata": metadata, "items": items})
+    json!({"apiVersion": rt.api_version(), "kind": rt.list_kind(), "metadata": metadata, "items": list_items(rt, items)})
+}
+
+/// A list's items as the real server writes them: built-in objects without `apiVersion` and `kind`
+/// (the list says both once), custom resources with them (each is a whole unstructured object).
+fn list_items(rt: &ResourceType, mut items: Vec<Value>) -> Vec<Value> {
+    if rt.is_builtin() {
+        for item in &mut items {
+            if let Some(map) = item.as_object_mut() {
+                map.remove("apiVersion");
+                map.remove("kind");
+            }
+        }
+    }
+    items
 }
 
 /// Lists (W1-W4). A `limit` cuts the list into pages taken from one snapshot, so every page shows the
 /// same state and carries the same resourceVersion, as etcd-backed pagination does.
 fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: &Call) -> Result<Response> {
     let (labels, fields) = selectors(rt, call)?;
-    let limit = call
-        .query
-        .get("limit")
-        .and_then(|l| l.parse::<usize>().ok())
-        .filter(|l| *l > 0);
+    let has = |key: &str| call.query.get(key).is_some_and(|v| !v.is_empty());
+    if has("resourceVersionMatch") && !has("resourceVersion") {
+        return Err(invalid_option(
+            "ListOptions",
+            "FieldValueForbidden",
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".into(),
+        ));
+    }
+    let limit = match call.query.get("limit").filter(|l| !l.is_empty()) {
+        Some(text) => match text.parse::<i64>() {
+            Ok(limit) => usize::try_from(limit).ok().filter(|l| *l > 0),
+            Err(_) => {
+                return Err(Error::BadRequest(format!(
+                    "strconv.ParseInt: parsing {text:?}: invalid syntax"
+                )));
+            }
+        },
+        None => None,
+    };
+    // A list at resourceVersion 0 is served whole from the real server's watch cache, which does not
+    // paginate: the limit is ignored there.
+    let from_cache = call.query.get("resourceVersion").is_some_and(|rv| rv == "0");
+    let limit = limit.filter(|_| !from_cache);
     let (items, resource_version, offset) = match call.query.get("continue").filter(|t| !t.is_empty()) {
         Some(token) => {
             let (snapshot, offset) = shared.pages.resume(token)?;
@@ -356,6 +455,7 @@ fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: 
     };
     let end = limit.map_or(items.len(), |l| (offset + l).min(items.len()));
     let page: Vec<Value> = items[offset.min(items.len())..end].to_vec();
+    let remaining = items.len() - end.min(items.len());
     let token = (end < items.len()).then(|| shared.pages.keep(items.clone(), &resource_version, end));
     if respond::negotiate(&call.accept) == Representation::Table {
         let refs: Vec<&Value> = page.iter().collect();
@@ -371,7 +471,12 @@ fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: 
     }
     Ok(respond::json(
         200,
-        &list_body(rt, page, &resource_version, token.as_deref()),
+        &list_body(
+            rt,
+            page,
+            &resource_version,
+            token.as_deref().map(|t| (t, remaining)),
+        ),
     ))
 }
 

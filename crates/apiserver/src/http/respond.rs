@@ -30,6 +30,15 @@ pub fn json_with_type(body: &Value, content_type: &'static str) -> Response {
 }
 
 pub fn error(error: &Error) -> Response {
+    if matches!(error, Error::PageNotFound) {
+        let mut response = Response::new(axum::body::Body::from("404 page not found\n"));
+        *response.status_mut() = StatusCode::NOT_FOUND;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        return response;
+    }
     json(error.code(), &error.to_status())
 }
 

@@ -46,6 +46,20 @@ pub fn name_rule(rt: &ResourceType) -> NameRule {
     }
 }
 
+/// Whether `metadata.generation` counts changes to the spec of `rt`'s objects. The real server keeps it
+/// for custom resources, CRDs and the workload kinds, and leaves it unset on the others (ConfigMaps,
+/// Secrets, Services, Namespaces, Leases, Events, RBAC objects).
+pub fn tracks_generation(rt: &ResourceType) -> bool {
+    !rt.is_builtin() || matches!(rt.group.as_str(), "apps" | "apiextensions.k8s.io") || rt.plural == "pods"
+}
+
+/// Sets `metadata.generation` to `generation` where `rt` keeps one.
+pub fn set_generation(rt: &ResourceType, object: &mut Value, generation: i64) {
+    if tracks_generation(rt) {
+        meta::metadata_mut(object).insert("generation".into(), json!(generation));
+    }
+}
+
 /// Metadata rules every kind shares (V5).
 pub fn validate_common(rt: &ResourceType, object: &Value) -> Vec<FieldCause> {
     validate_metadata(object, name_rule(rt))

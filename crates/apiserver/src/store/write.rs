@@ -28,6 +28,15 @@ pub enum FieldValidation {
     Strict,
 }
 
+/// The options of a write whose managedFields server-side apply has already recorded (as an `Apply`
+/// entry): no `Update` entry is added on top.
+fn recorded_by_apply(options: &WriteOptions) -> WriteOptions {
+    WriteOptions {
+        field_manager: None,
+        ..options.clone()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     pub dry_run: bool,
@@ -126,7 +135,7 @@ impl Store {
             .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
         check_body_identity(rt, namespace, name, &object)?;
-        if meta::resource_version(&object).is_none() && !rt.is_builtin() && !status_only {
+        if meta::resource_version(&object).is_none() && !rt.is_builtin() {
             return Err(invalid(
                 rt,
                 name,
@@ -197,7 +206,7 @@ impl Store {
             };
             let mut object = patch::server_side_apply(&request).map_err(|e| machinery(rt, name, e))?;
             meta::metadata_mut(&mut object).insert("name".into(), json!(name));
-            return self.create_locked(state, rt, namespace, object, options);
+            return self.create_locked(state, rt, namespace, object, &recorded_by_apply(options));
         };
         let live = lifecycle::present(rt, &old);
         let patched = match patch_type {
@@ -227,6 +236,10 @@ impl Store {
         }
         .map_err(|e| machinery(rt, name, e))?;
         check_body_identity(rt, namespace, name, &patched)?;
+        let options = match patch_type {
+            PatchType::Apply => &recorded_by_apply(options),
+            _ => options,
+        };
         self.update_locked(state, rt, namespace, name, old, patched, options, status_only)
             .map_err(Error::for_patch)
     }
@@ -414,7 +427,7 @@ impl Store {
         let metadata = meta::metadata_mut(&mut object);
         metadata.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
         metadata.insert("creationTimestamp".into(), json!(meta::now_rfc3339()));
-        metadata.insert("generation".into(), json!(1));
+        lifecycle::set_generation(rt, &mut object, 1);
         if let Some(manager) = &options.field_manager {
             let now = meta::now_rfc3339();
             patch::record_update(None, &mut object, manager, None, &now);
@@ -516,7 +529,7 @@ impl Store {
         let (admitted, warnings) = self.admit(state, rt, name, next, Some(&old), options)?;
         next = admitted;
         if !status_only && meta::spec_part(&next) != meta::spec_part(&old) {
-            meta::metadata_mut(&mut next).insert("generation".into(), json!(meta::generation(&old) + 1));
+            lifecycle::set_generation(rt, &mut next, meta::generation(&old) + 1);
         }
         if let Some(manager) = &options.field_manager {
             let now = meta::now_rfc3339();
@@ -720,7 +733,7 @@ impl Store {
         let metadata = meta::metadata_mut(&mut next);
         metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
         metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
-        metadata.insert("generation".into(), json!(meta::generation(&old) + 1));
+        lifecycle::set_generation(rt, &mut next, meta::generation(&old) + 1);
         Ok(self.put(state, rt, namespace, name, next, Some(old)))
     }
 

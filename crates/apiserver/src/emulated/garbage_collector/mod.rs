@@ -43,7 +43,7 @@ use self::graph::{
     Located, Owner, blocking_dependents, dependents_of, find_owner, has_finalizer, is_blocking, locate,
     reference_uid, waits_for_dependents,
 };
-use crate::store::{DeletePropagation, State, Store, meta, storage_key};
+use crate::store::{DeletePropagation, State, Store, lifecycle, meta, storage_key};
 
 /// The finalizer that keeps an owner in foreground deletion until its blocking dependents are gone.
 const FOREGROUND_DELETION: &str = "foregroundDeletion";
@@ -139,7 +139,7 @@ pub(super) fn delete_in_foreground(
             let metadata = meta::metadata_mut(&mut waiting);
             metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
             metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
-            metadata.insert("generation".into(), json!(meta::generation(owner) + 1));
+            lifecycle::set_generation(rt, &mut waiting, meta::generation(owner) + 1);
         }
         store.put(state, rt, namespace, &name, waiting, Some(owner.clone()))
     };

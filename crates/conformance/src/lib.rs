@@ -1,0 +1,19 @@
+//! Test-only: differential conformance of the embedded API server against the real kube-apiserver.
+//!
+//! A corpus of scenarios (`corpus/*.yaml`: API requests, watches and kubectl runs, see [`scenario`]) is
+//! played against both servers, side by side. Each answer is normalized ([`normalize`]: uids,
+//! resourceVersions, timestamps, addresses and ages masked) and compared ([`compare`]); every
+//! difference is a [`compare::Divergence`] with a stable key. `baseline.yaml` lists the divergences the
+//! project accepts, each with its reason ([`baseline`]); the `corpus` test fails on any other, and on a
+//! baseline entry that no longer diverges, so that fixing a difference shrinks the baseline.
+//! `docs/conformance.md` carries the figures, kept in step by the same test ([`report`]).
+
+pub mod baseline;
+pub mod compare;
+pub mod error;
+pub mod normalize;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+
+pub use error::{Error, Result};

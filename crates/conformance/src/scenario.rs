@@ -1,0 +1,192 @@
+//! The corpus: scenarios of requests, watches and kubectl runs, read from `corpus/*.yaml`.
+//!
+//! A file names its area (what part of the API it covers) and its scenarios; each scenario runs in a
+//! namespace of its own, `{ns}` in its text. A step is one of:
+//!
+//! ```yaml
+//! - request: POST /api/v1/namespaces/{ns}/configmaps   # method and path (with query)
+//!   body: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}   # sent as JSON; or
+//!   raw: '{"data": {"x": true}}'                          # sent exactly as written
+//!   headers: {Content-Type: application/merge-patch+json}
+//!   capture: {rv: /metadata/resourceVersion}              # later text may say {rv}
+//!   until: {status: 404}                                   # poll until so (or /pointer: value)
+//! - request: GET /api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}
+//!   watch: {events: 2}                                     # the first two events are the answer
+//! - kubectl: [get, configmaps, -n, "{ns}"]                 # the kubectl on PATH; or
+//!   version: "1.27"                                        # /usr/lib/google-cloud-sdk/bin/kubectl.1.27
+//!   stdin: |                                               # for `apply -f -`
+//!     ...
+//!   compare: status-and-headers                            # for bodies no mask can tame
+//! ```
+//!
+//! Captured values are per server: each server's own resourceVersion is substituted in its requests.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// One corpus file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusFile {
+    /// The part of the API the file covers; divergences are counted by it.
+    pub area: String,
+    pub scenarios: Vec<Scenario>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Unique in the corpus; part of every divergence's key.
+    pub name: String,
+    pub steps: Vec<Step>,
+    /// Filled in from the file.
+    #[serde(skip)]
+    pub area: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// A name for the step in divergence keys; its position (from 1) otherwise.
+    pub id: Option<String>,
+    /// `METHOD /path?query`.
+    pub request: Option<String>,
+    pub body: Option<serde_yaml::Value>,
+    pub raw: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub watch: Option<Watch>,
+    pub kubectl: Option<Vec<String>>,
+    pub version: Option<String>,
+    pub stdin: Option<String>,
+    #[serde(default)]
+    pub capture: BTreeMap<String, String>,
+    pub until: Option<Until>,
+    /// What of the answer is compared: everything (the default), or `status-and-headers` for bodies
+    /// that cannot be masked (protobuf).
+    #[serde(default)]
+    pub compare: Compared,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Compared {
+    #[default]
+    Everything,
+    StatusAndHeaders,
+}
+
+/// Read a watch until this many events arrived (or the deadline passed).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Watch {
+    pub events: usize,
+}
+
+/// Repeat a request until its answer has this status or this value at a JSON pointer: for what
+/// controllers do in the background (garbage collection, namespace deletion).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Until {
+    pub status: Option<u16>,
+    pub pointer: Option<String>,
+    pub value: Option<serde_json::Value>,
+}
+
+/// What a step does, checked once when the corpus is read.
+pub enum Action<'a> {
+    Request { method: &'a str, target: &'a str },
+    Kubectl { args: &'a [String] },
+}
+
+impl Step {
+    pub fn action(&self) -> Option<Action<'_>> {
+        match (&self.request, &self.kubectl) {
+            (Some(request), None) => {
+                let (method, target) = request.split_once(' ')?;
+                Some(Action::Request {
+                    method,
+                    target: target.trim(),
+                })
+            }
+            (None, Some(args)) => Some(Action::Kubectl { args }),
+            _ => None,
+        }
+    }
+}
+
+impl Scenario {
+    /// The key of step `index` (from 0) in divergence keys.
+    pub fn step_key(&self, index: usize) -> String {
+        match &self.steps[index].id {
+            Some(id) => format!("{}/{id}", self.name),
+            None => format!("{}/{}", self.name, index + 1),
+        }
+    }
+}
+
+/// Every scenario of every `*.yaml` in `dir`, files in name order, names checked to be unique and each
+/// step to be exactly one of a request or a kubectl run.
+pub fn load(dir: &Path) -> Result<Vec<Scenario>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| Error::Read {
+            path: dir.into(),
+            source,
+        })?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
+        .collect();
+    paths.sort();
+    let mut scenarios = Vec::new();
+    let mut names = std::collections::BTreeSet::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let file: CorpusFile = serde_yaml::from_str(&text).map_err(|source| Error::Parse {
+            path: path.clone(),
+            source,
+        })?;
+        for mut scenario in file.scenarios {
+            scenario.area = file.area.clone();
+            let invalid = |step: String, problem: &str| Error::Scenario {
+                scenario: scenario.name.clone(),
+                step,
+                problem: problem.into(),
+            };
+            if !names.insert(scenario.name.clone()) {
+                return Err(invalid("-".into(), "another scenario has this name"));
+            }
+            for (index, step) in scenario.steps.iter().enumerate() {
+                if step.action().is_none() {
+                    return Err(invalid(
+                        scenario.step_key(index),
+                        "a step is either `request: METHOD /path` or `kubectl: [args]`",
+                    ));
+                }
+                if step.body.is_some() && step.raw.is_some() {
+                    return Err(invalid(
+                        scenario.step_key(index),
+                        "`body` and `raw` exclude each other",
+                    ));
+                }
+            }
+            scenarios.push(scenario);
+        }
+    }
+    Ok(scenarios)
+}
+
+/// `text` with every `{name}` of `vars` replaced by its value.
+pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
+    let mut out = text.to_owned();
+    for (name, value) in vars {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
+}

@@ -126,7 +126,10 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             let overlapping = theirs.iter().any(|t| overlaps(t, path));
             // A field that no longer exists is owned by nobody (kube-apiserver prunes such entries).
             let current = get_path(&live, path);
-            if overlapping && current.is_some() && current != Some(value) {
+            // An empty map applied over a map keeps the keys others own (maps merge key by key): it
+            // claims the map, not their keys' values.
+            let merges = value.as_object().is_some_and(|m| m.is_empty()) && current.is_some_and(Value::is_object);
+            if overlapping && current.is_some() && current != Some(value) && !merges {
                 conflicts.push((manager.to_owned(), format!(".{}", path.join("."))));
             }
         }

@@ -387,12 +387,19 @@ fn list_body(
     rt: &ResourceType,
     items: Vec<Value>,
     resource_version: &str,
-    page: Option<(&str, usize)>,
+    page: Option<(&str, Option<usize>)>,
 ) -> Value {
     let mut metadata = json!({"resourceVersion": resource_version});
-    if let Some((token, remaining)) = page {
-        metadata["continue"] = json!(token);
-        metadata["remainingItemCount"] = json!(remaining);
+    match page {
+        Some((token, remaining)) => {
+            metadata["continue"] = json!(token);
+            if let Some(remaining) = remaining {
+                metadata["remainingItemCount"] = json!(remaining);
+            }
+        }
+        // Lists of custom resources always carry the (empty) continue token.
+        None if !rt.is_builtin() => metadata["continue"] = json!(""),
+        None => {}
     }
     json!({"apiVersion": rt.api_version(), "kind": rt.list_kind(), "metadata": metadata, "items": list_items(rt, items)})
 }
@@ -455,7 +462,9 @@ fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: 
     };
     let end = limit.map_or(items.len(), |l| (offset + l).min(items.len()));
     let page: Vec<Value> = items[offset.min(items.len())..end].to_vec();
-    let remaining = items.len() - end.min(items.len());
+    // The real server counts what remains only when no selector filters the list.
+    let selected = has("labelSelector") || has("fieldSelector");
+    let remaining = (!selected).then(|| items.len() - end.min(items.len()));
     let token = (end < items.len()).then(|| shared.pages.keep(items.clone(), &resource_version, end));
     if respond::negotiate(&call.accept) == Representation::Table {
         let refs: Vec<&Value> = page.iter().collect();

@@ -7,7 +7,8 @@
 //! - [`validation`]: object names, labels, annotations, owner references.
 //! - [`selector`]: label and field selectors.
 //! - [`resource`]: what a resource type is (built-ins and CRDs), and [`discovery`] documents about them.
-//! - [`table`]: `meta.k8s.io/v1` Table rendering with printer columns.
+//! - [`table`]: `meta.k8s.io/v1` Table rendering: the built-in kinds' columns and CRDs' printer columns.
+//! - [`openapi`]: the OpenAPI schemas of the built-in kinds and of custom resources.
 //! - [`defaults`]: defaults the real API server applies to built-in kinds.
 //!
 //! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
@@ -16,6 +17,7 @@ pub mod decoding;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
+pub mod openapi;
 pub mod patch;
 pub mod resource;
 pub mod scale;

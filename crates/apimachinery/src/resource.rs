@@ -37,7 +37,7 @@ pub struct ResourceType {
     pub verbs: Vec<String>,
     /// CRDs only: validation, defaulting and pruning (V2, V3).
     pub schema: Option<Arc<StructuralSchema>>,
-    /// Printer columns besides Name (T1); CRDs' `additionalPrinterColumns`.
+    /// CRDs only: the printer columns besides Name (T1), their `additionalPrinterColumns`.
     pub printer_columns: Vec<PrinterColumn>,
     /// CRDs only: the raw `openAPIV3Schema`, for OpenAPI documents (D8).
     pub openapi_schema: Option<Value>,

@@ -485,7 +485,7 @@ proptest! {
         if let Ok(types) = resource::from_crd(&crd) {
             let objects: Vec<&Value> = objects.iter().collect();
             for resource_type in types {
-                let rendered = table::render_table(&resource_type.printer_columns, &objects, true, "1", None, jiff::Timestamp::UNIX_EPOCH);
+                let rendered = table::render_table(&table::Printer::for_type(&resource_type), &objects, true, "1", None, jiff::Timestamp::UNIX_EPOCH);
                 prop_assert_eq!(rendered["rows"].as_array().map(Vec::len), Some(objects.len()));
             }
         }

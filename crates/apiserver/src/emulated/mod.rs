@@ -9,6 +9,7 @@ mod crds;
 mod deployments;
 mod garbage_collector;
 mod namespaces;
+mod pods;
 mod services;
 
 use apimachinery::{FieldCause, resource::ResourceType};
@@ -37,6 +38,9 @@ pub(crate) fn on_admit(
         Ok(())
     } else if is(rt, "", "services") {
         services::admit(state, old, object)
+    } else if is(rt, "", "pods") && old.is_none() {
+        pods::admit_new(object);
+        Ok(())
     } else {
         Ok(())
     }

@@ -32,7 +32,12 @@ pub(super) fn admit(
         spec.insert("clusterIPs".into(), json!([old_ip]));
         return Ok(());
     }
-    if requested == "None" || spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
+    if spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
+        return Ok(());
+    }
+    if requested == "None" {
+        // Headless: no address, and the list of addresses says so too.
+        spec.insert("clusterIPs".into(), json!(["None"]));
         return Ok(());
     }
     let ip = if requested.is_empty() {

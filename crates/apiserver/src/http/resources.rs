@@ -10,7 +10,7 @@ use apimachinery::{
     patch::PatchType,
     resource::ResourceType,
     selector::{FieldSelector, LabelSelector},
-    table::render_table,
+    table::{Printer, render_table},
 };
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
@@ -168,7 +168,7 @@ fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
     if respond::negotiate(&call.accept) == Representation::Table {
         let rv = meta::resource_version(&object).unwrap_or_default().to_owned();
         let table = render_table(
-            &rt.printer_columns,
+            &Printer::for_type(rt),
             &[&object],
             true,
             &rv,
@@ -469,7 +469,7 @@ fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: 
     if respond::negotiate(&call.accept) == Representation::Table {
         let refs: Vec<&Value> = page.iter().collect();
         let table = render_table(
-            &rt.printer_columns,
+            &Printer::for_type(rt),
             &refs,
             true,
             &resource_version,

@@ -6,7 +6,7 @@ use std::{sync::Arc, time::Duration};
 use apimachinery::{
     resource::ResourceType,
     selector::{FieldSelector, LabelSelector},
-    table::render_table,
+    table::{Printer, render_table},
 };
 use axum::{body::Body, http::header, response::Response};
 use bytes::Bytes;
@@ -236,7 +236,7 @@ impl Stream {
             .unwrap_or("")
             .to_owned();
         let table = render_table(
-            &self.rt.printer_columns,
+            &Printer::for_type(&self.rt),
             &[&object],
             !self.headers_sent,
             &rv,

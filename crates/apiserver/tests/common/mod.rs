@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod kubectl;
 pub mod owner_graph;
 
 use std::time::Duration;

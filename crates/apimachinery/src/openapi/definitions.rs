@@ -1,0 +1,158 @@
+//! The OpenAPI definitions of every built-in kind, generated once from k8s-openapi's `schemars`
+//! implementations, keyed by their Kubernetes definition names (`io.k8s.api.apps.v1.Deployment`).
+
+use std::sync::OnceLock;
+
+use k8s_openapi::{
+    api::{
+        apps::v1 as apps, authentication::v1 as authentication, authorization::v1 as authorization,
+        autoscaling::v1 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
+        core::v1 as core, events::v1 as events, rbac::v1 as rbac,
+    },
+    apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions,
+    apimachinery::pkg::apis::meta::v1 as meta,
+    schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings},
+};
+use serde_json::{Map, Value};
+
+/// `ObjectMeta`'s definition name, whose field documentation names and ages many columns.
+pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// One built-in kind and the name of its definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltInKind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub definition: String,
+}
+
+/// The generated definitions and which kind each top-level one describes.
+#[derive(Debug)]
+pub struct Definitions {
+    pub schemas: Map<String, Value>,
+    pub kinds: Vec<BuiltInKind>,
+}
+
+fn add<T: JsonSchema>(
+    generator: &mut SchemaGenerator,
+    kinds: &mut Vec<BuiltInKind>,
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+) {
+    generator.subschema_for::<T>();
+    // k8s-openapi names every definition after its Kubernetes name.
+    kinds.push(BuiltInKind {
+        group,
+        version,
+        kind,
+        definition: T::schema_name().into_owned(),
+    });
+}
+
+fn generate() -> Definitions {
+    let mut generator = SchemaGenerator::new(SchemaSettings::openapi3());
+    let mut kinds = Vec::new();
+    let g = &mut generator;
+    let k = &mut kinds;
+    add::<core::Namespace>(g, k, "", "v1", "Namespace");
+    add::<core::ConfigMap>(g, k, "", "v1", "ConfigMap");
+    add::<core::Secret>(g, k, "", "v1", "Secret");
+    add::<core::Service>(g, k, "", "v1", "Service");
+    add::<core::Event>(g, k, "", "v1", "Event");
+    add::<core::Pod>(g, k, "", "v1", "Pod");
+    add::<core::ServiceAccount>(g, k, "", "v1", "ServiceAccount");
+    add::<apps::Deployment>(g, k, "apps", "v1", "Deployment");
+    add::<apps::StatefulSet>(g, k, "apps", "v1", "StatefulSet");
+    add::<apps::ReplicaSet>(g, k, "apps", "v1", "ReplicaSet");
+    add::<coordination::Lease>(g, k, "coordination.k8s.io", "v1", "Lease");
+    add::<events::Event>(g, k, "events.k8s.io", "v1", "Event");
+    add::<apiextensions::CustomResourceDefinition>(
+        g,
+        k,
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+    );
+    add::<rbac::Role>(g, k, "rbac.authorization.k8s.io", "v1", "Role");
+    add::<rbac::RoleBinding>(g, k, "rbac.authorization.k8s.io", "v1", "RoleBinding");
+    add::<rbac::ClusterRole>(g, k, "rbac.authorization.k8s.io", "v1", "ClusterRole");
+    add::<rbac::ClusterRoleBinding>(g, k, "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding");
+    add::<batch::Job>(g, k, "batch", "v1", "Job");
+    add::<authorization::SelfSubjectAccessReview>(
+        g,
+        k,
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectAccessReview",
+    );
+    add::<authorization::SelfSubjectRulesReview>(
+        g,
+        k,
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectRulesReview",
+    );
+    add::<authentication::SelfSubjectReview>(g, k, "authentication.k8s.io", "v1", "SelfSubjectReview");
+    add::<autoscaling::Scale>(g, k, "autoscaling", "v1", "Scale");
+    // What every group version's operations answer or take besides its kinds.
+    add::<meta::Status>(g, k, "", "v1", "Status");
+    add::<meta::DeleteOptions>(g, k, "", "v1", "DeleteOptions");
+    add::<meta::APIResourceList>(g, k, "", "v1", "APIResourceList");
+    let schemas = generator.take_definitions(true);
+    Definitions { schemas, kinds }
+}
+
+/// Every built-in definition, generated on first use.
+pub fn definitions() -> &'static Definitions {
+    static DEFINITIONS: OnceLock<Definitions> = OnceLock::new();
+    DEFINITIONS.get_or_init(generate)
+}
+
+impl Definitions {
+    /// The definition name of a built-in kind.
+    pub fn kind(&self, group: &str, version: &str, kind: &str) -> Option<&BuiltInKind> {
+        self.kinds
+            .iter()
+            .find(|k| k.group == group && k.version == version && k.kind == kind)
+    }
+
+    /// The documentation of `field` in `definition`, as the API documents it.
+    pub fn field_description(&self, definition: &str, field: &str) -> Option<&str> {
+        self.schemas
+            .get(definition)?
+            .get("properties")?
+            .get(field)?
+            .get("description")?
+            .as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_definitions_carry_the_api_documentation() {
+        let definitions = definitions();
+        let deployment = definitions.kind("apps", "v1", "Deployment").unwrap();
+        assert_eq!(deployment.definition, "io.k8s.api.apps.v1.Deployment");
+        let spec = definitions.schemas["io.k8s.api.apps.v1.DeploymentSpec"].clone();
+        assert_eq!(spec["properties"]["replicas"]["type"], "integer");
+        assert!(
+            definitions
+                .field_description(OBJECT_META, "name")
+                .unwrap()
+                .starts_with("Name must be unique within a namespace.")
+        );
+        // Referenced types are defined too, and a reference with siblings is wrapped as OpenAPI 3.0
+        // requires, as kube-apiserver publishes it.
+        let metadata = &definitions.schemas["io.k8s.api.apps.v1.Deployment"]["properties"]["metadata"];
+        assert_eq!(
+            metadata["allOf"][0]["$ref"],
+            "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        );
+        assert!(definitions.schemas.contains_key(OBJECT_META));
+    }
+}

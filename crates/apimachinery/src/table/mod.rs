@@ -1,0 +1,195 @@
+//! `meta.k8s.io/v1` Table rendering (T1, T2): the columns kube-apiserver prints for each kind.
+//!
+//! - [`builtin`]: the built-in kinds' printers (a Deployment's READY, a Pod's STATUS ...).
+//! - [`custom`]: custom resources' `additionalPrinterColumns`.
+//! - Kinds with neither (CRDs, Roles) get Name and Created At, as kube-apiserver's default.
+
+pub mod builtin;
+pub mod custom;
+pub mod duration;
+pub mod json_path;
+
+use serde_json::{Value, json};
+
+pub use custom::PrinterColumn;
+pub use duration::human_duration;
+
+use crate::{
+    openapi::definitions::{OBJECT_META, definitions},
+    resource::ResourceType,
+};
+
+/// One entry of a Table's `columnDefinitions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDefinition {
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean`, `date`.
+    pub column_type: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i64,
+}
+
+impl ColumnDefinition {
+    /// The Name column every kind starts with.
+    pub fn name() -> ColumnDefinition {
+        ColumnDefinition {
+            name: "Name".into(),
+            column_type: "string".into(),
+            format: "name".into(),
+            description: object_meta_doc("name"),
+            priority: 0,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "name": self.name, "type": self.column_type, "format": self.format,
+            "description": self.description, "priority": self.priority,
+        })
+    }
+}
+
+fn object_meta_doc(field: &str) -> String {
+    definitions()
+        .field_description(OBJECT_META, field)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// How the objects of one resource type are printed.
+#[derive(Debug, Clone, Copy)]
+pub enum Printer<'a> {
+    BuiltIn(&'static builtin::BuiltInTable),
+    Custom(&'a [PrinterColumn]),
+    /// Name and Created At.
+    Default,
+}
+
+impl<'a> Printer<'a> {
+    pub fn for_type(rt: &'a ResourceType) -> Printer<'a> {
+        if !rt.is_builtin() {
+            return Printer::Custom(&rt.printer_columns);
+        }
+        builtin::table(&rt.group, &rt.kind).map_or(Printer::Default, Printer::BuiltIn)
+    }
+
+    pub fn column_definitions(&self) -> Vec<ColumnDefinition> {
+        match self {
+            Printer::BuiltIn(table) => table.column_definitions(),
+            Printer::Custom(columns) => custom::definitions(columns),
+            Printer::Default => vec![
+                ColumnDefinition::name(),
+                ColumnDefinition {
+                    name: "Created At".into(),
+                    column_type: "date".into(),
+                    format: String::new(),
+                    description: object_meta_doc("creationTimestamp"),
+                    priority: 0,
+                },
+            ],
+        }
+    }
+
+    pub fn cells(&self, object: &Value, now: jiff::Timestamp) -> Vec<Value> {
+        match self {
+            Printer::BuiltIn(table) => (table.cells)(object, now),
+            Printer::Custom(columns) => custom::cells(columns, object, now),
+            Printer::Default => vec![name_cell(object), json!(created_at(object))],
+        }
+    }
+}
+
+/// The creation time in RFC 3339, UTC, to the second; the zero time when there is none.
+fn created_at(object: &Value) -> String {
+    duration::timestamp(object.pointer("/metadata/creationTimestamp"))
+        .map(|at| at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| "0001-01-01T00:00:00Z".into())
+}
+
+fn name_cell(object: &Value) -> Value {
+    json!(
+        object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    )
+}
+
+/// Renders objects as a Table. `with_headers` false omits `columnDefinitions` (T2: watch events after
+/// the first). `now` computes the humanised ages.
+pub fn render_table(
+    printer: &Printer,
+    objects: &[&Value],
+    with_headers: bool,
+    resource_version: &str,
+    continue_token: Option<&str>,
+    now: jiff::Timestamp,
+) -> Value {
+    let definitions: Vec<Value> = if with_headers {
+        printer
+            .column_definitions()
+            .iter()
+            .map(ColumnDefinition::to_json)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|object| {
+            json!({
+                "cells": printer.cells(object, now),
+                "object": {
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": object.get("metadata").cloned().unwrap_or(json!({})),
+                },
+            })
+        })
+        .collect();
+    let mut metadata = json!({"resourceVersion": resource_version});
+    if let Some(token) = continue_token {
+        metadata["continue"] = json!(token);
+    }
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "columnDefinitions": definitions, "rows": rows})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::builtins;
+
+    #[test]
+    fn t1_tables_carry_rows_metadata_and_headers_only_when_asked() {
+        let object = json!({"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T10:00:00Z"}});
+        let now: jiff::Timestamp = "2026-11-22T10:05:03Z".parse().unwrap();
+        let table = render_table(&Printer::Custom(&[]), &[&object], true, "7", Some("next"), now);
+        assert_eq!(table["columnDefinitions"][0]["name"], "Name");
+        assert_eq!(table["rows"][0]["cells"], json!(["w1", "5m3s"]));
+        assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+        assert_eq!(
+            table["metadata"],
+            json!({"resourceVersion": "7", "continue": "next"})
+        );
+        let plain = render_table(&Printer::Custom(&[]), &[&object], false, "7", None, now);
+        assert_eq!(plain["columnDefinitions"], json!([]));
+    }
+
+    #[test]
+    fn t1_kinds_without_a_printer_show_name_and_creation_time() {
+        let types = builtins();
+        let crds = types
+            .iter()
+            .find(|rt| rt.kind == "CustomResourceDefinition")
+            .unwrap();
+        let printer = Printer::for_type(crds);
+        let names: Vec<String> = printer.column_definitions().into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["Name", "Created At"]);
+        let object = json!({"metadata": {"name": "a.b.c", "creationTimestamp": "2026-11-22T10:00:00+01:00"}});
+        assert_eq!(
+            printer.cells(&object, jiff::Timestamp::UNIX_EPOCH),
+            [json!("a.b.c"), json!("2026-11-22T09:00:00Z")]
+        );
+    }
+}

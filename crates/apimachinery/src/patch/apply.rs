@@ -184,7 +184,10 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             &mut before,
         );
         for path in before {
-            let still_applied = owned_leaves.iter().any(|(p, _)| overlaps(p, &path));
+            // An empty map applied keeps the map, not the keys this manager set in it before.
+            let still_applied = owned_leaves.iter().any(|(p, value)| {
+                overlaps(p, &path) && !(p.len() < path.len() && value.as_object().is_some_and(|m| m.is_empty()))
+            });
             if !still_applied {
                 remove_path(&mut merged, &path);
             }

@@ -629,7 +629,15 @@ impl Store {
     ) -> Value {
         state.resource_version += 1;
         let rv = state.resource_version;
-        meta::metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
+        let metadata = meta::metadata_mut(&mut object);
+        metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+        // Empty lists and maps in metadata are not kept: the real server's Go types drop them
+        // (`omitempty`), so a removed last finalizer reads back as no finalizers at all.
+        for field in ["finalizers", "ownerReferences", "labels", "annotations"] {
+            if metadata.get(field).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(serde_json::Map::is_empty)) {
+                metadata.remove(field);
+            }
+        }
         let key = storage_key(rt);
         let replaced = state.objects.entry(key.clone()).or_default().insert(
             (namespace.to_owned(), name.to_owned()),
@@ -690,7 +698,15 @@ impl Store {
         state.owners.record(&key, namespace, name, removed.as_ref(), None);
         state.resource_version += 1;
         let rv = state.resource_version;
-        meta::metadata_mut(&mut object).insert("resourceVersion".into(), json!(rv.to_string()));
+        let metadata = meta::metadata_mut(&mut object);
+        metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+        // Empty lists and maps in metadata are not kept: the real server's Go types drop them
+        // (`omitempty`), so a removed last finalizer reads back as no finalizers at all.
+        for field in ["finalizers", "ownerReferences", "labels", "annotations"] {
+            if metadata.get(field).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(serde_json::Map::is_empty)) {
+                metadata.remove(field);
+            }
+        }
         self.publish(
             state,
             StoredEvent {

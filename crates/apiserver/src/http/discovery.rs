@@ -1,4 +1,4 @@
-//! `/version`, discovery (D2-D6) and OpenAPI (D7) endpoints: thin wrappers over apimachinery's
+//! `/version`, discovery (D2-D6) and OpenAPI v2 and v3 (D7) endpoints: thin wrappers over apimachinery's
 //! documents computed from the registry of the moment.
 
 use apimachinery::discovery as docs;
@@ -42,6 +42,18 @@ pub fn resources(store: &Store, group: &str, version: &str) -> Result<axum::resp
     docs::api_resource_list(&store.registry().all(), group, version)
         .map(|list| respond::json(200, &list))
         .ok_or(Error::UnknownResource)
+}
+
+/// The Swagger 2.0 document, as protobuf when asked for it (kubectl up to 1.29 reads nothing else).
+pub fn openapi_v2(store: &Store, call: &Call) -> axum::response::Response {
+    let document = apimachinery::openapi::v2::document(&store.registry().all());
+    if respond::wants_openapi_protobuf(&call.accept) {
+        return respond::bytes(
+            apimachinery::openapi::protobuf::encode(&document),
+            respond::OPENAPI_V2_PROTOBUF,
+        );
+    }
+    respond::json(200, &document)
 }
 
 pub fn openapi_index(store: &Store) -> axum::response::Response {

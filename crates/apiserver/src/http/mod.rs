@@ -121,6 +121,7 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
         Route::CoreVersions => Ok(discovery::core(&shared.store, &call)),
         Route::GroupList => Ok(discovery::groups(&shared.store, &call)),
         Route::ResourceList { group, version } => discovery::resources(&shared.store, &group, &version),
+        Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &call)),
         Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store)),
         Route::OpenApiDocument { group, version } => {
             discovery::openapi_document(&shared.store, &group, &version)

@@ -57,7 +57,7 @@ pub fn openapi_v2(store: &Store, call: &Call) -> axum::response::Response {
 }
 
 pub fn openapi_index(store: &Store) -> axum::response::Response {
-    respond::json(200, &docs::openapi_v3_index(&store.registry().all()))
+    respond::json(200, &apimachinery::openapi::v3::index(&store.registry().all()))
 }
 
 pub fn openapi_document(
@@ -65,7 +65,7 @@ pub fn openapi_document(
     group: &str,
     version: &str,
 ) -> Result<axum::response::Response, Error> {
-    docs::openapi_v3_document(&store.registry().all(), group, version)
+    apimachinery::openapi::v3::document(&store.registry().all(), group, version)
         .map(|doc| respond::json(200, &doc))
         .ok_or(Error::UnknownResource)
 }

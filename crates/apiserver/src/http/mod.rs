@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod auth;
 mod discovery;
+pub mod pages;
 pub mod path;
 mod resources;
 pub mod respond;
@@ -29,7 +30,7 @@ use crate::{error::Error, store::Store};
 pub struct Shared {
     pub store: Arc<Store>,
     pub max_body_bytes: usize,
-    pub pages: resources::PageCache,
+    pub pages: pages::PageCache,
     /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
     pub token: Option<secrecy::SecretString>,
     /// Where requests are recorded; `None` (the default) records nothing.

@@ -492,6 +492,15 @@ proptest! {
     }
 
     #[test]
+    fn t1_built_in_printers_give_every_object_one_cell_per_column(object in object_or_any()) {
+        for resource_type in resource::builtins() {
+            let printer = table::Printer::for_type(&resource_type);
+            let cells = printer.cells(&object, jiff::Timestamp::UNIX_EPOCH);
+            prop_assert_eq!(cells.len(), printer.column_definitions().len(), "{}", resource_type.kind);
+        }
+    }
+
+    #[test]
     fn crd_validation_never_panics_on_any_document(document in json_value()) {
         let _ = schema::validate_crd(&document);
         let _ = resource::from_crd(&document);

@@ -34,6 +34,9 @@ use secrecy::{ExposeSecret, SecretString};
 pub use store::Store;
 use tokio::{sync::oneshot, task::JoinHandle};
 
+/// How many paginated lists are kept for `continue` tokens at most.
+const LIST_SNAPSHOTS: usize = 64;
+
 /// How to run the server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -43,6 +46,12 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// How many watch events are remembered for watches that resume from a resourceVersion (W6).
     pub history_capacity: usize,
+    /// How many bytes of watch events (the JSON of the objects they carry) are remembered at most;
+    /// the oldest go first, beyond this or beyond `history_capacity`.
+    pub history_bytes: usize,
+    /// How many bytes of paginated lists (the JSON of their items) are kept for `continue` tokens;
+    /// the oldest lists go first, beyond this or beyond 64 lists.
+    pub list_snapshot_bytes: usize,
     /// Who may send requests: by default only holders of a token generated at start-up.
     pub auth: Auth,
     /// Where objects are kept across restarts; `None` (the default) keeps everything in memory only.
@@ -59,6 +68,8 @@ impl Default for Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             max_body_bytes: 3 * 1024 * 1024,
             history_capacity: 10_000,
+            history_bytes: 64 * 1024 * 1024,
+            list_snapshot_bytes: 64 * 1024 * 1024,
             auth: Auth::default(),
             data_dir: None,
             audit: Audit::Off,
@@ -82,7 +93,11 @@ impl ApiServer {
     /// Opens the data dir (if any), then listens. Errors say which of the two failed.
     pub async fn start(config: Config) -> Result<ApiServer> {
         let data_dir = config.data_dir.as_deref();
-        let store = Store::open(config.history_capacity, data_dir)?;
+        let history = store::HistoryLimits {
+            events: config.history_capacity,
+            bytes: config.history_bytes,
+        };
+        let store = Store::open(history, data_dir)?;
         let auth = match (config.auth, data_dir) {
             (Auth::GeneratedToken, Some(dir)) => Auth::Token(kept_token(dir)?),
             (auth, _) => auth,
@@ -101,7 +116,10 @@ impl ApiServer {
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
-            pages: Default::default(),
+            pages: http::pages::PageCache::new(http::pages::Limits {
+                snapshots: LIST_SNAPSHOTS,
+                bytes: config.list_snapshot_bytes,
+            }),
             token: token.clone(),
             audit: audit.clone(),
         });

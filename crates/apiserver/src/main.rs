@@ -22,6 +22,12 @@ struct Args {
     /// Watch events remembered for resuming watches.
     #[arg(long, env = "APISERVER_HISTORY", default_value_t = 10_000)]
     history: usize,
+    /// Bytes of watch events (their objects' JSON) remembered at most.
+    #[arg(long, env = "APISERVER_HISTORY_BYTES", default_value_t = 64 * 1024 * 1024)]
+    history_bytes: usize,
+    /// Bytes of paginated lists (their items' JSON) kept for `continue` tokens at most.
+    #[arg(long, env = "APISERVER_LIST_SNAPSHOT_BYTES", default_value_t = 64 * 1024 * 1024)]
+    list_snapshot_bytes: usize,
     /// Serve without authentication: anyone who reaches the address may read and write everything.
     #[arg(long, env = "APISERVER_INSECURE_NO_AUTH", value_parser = clap::builder::FalseyValueParser::new())]
     insecure_no_auth: bool,
@@ -62,6 +68,8 @@ async fn main() -> std::process::ExitCode {
         addr: args.addr,
         max_body_bytes: args.max_body_bytes,
         history_capacity: args.history,
+        history_bytes: args.history_bytes,
+        list_snapshot_bytes: args.list_snapshot_bytes,
         auth,
         data_dir: args.data_dir,
         audit: match args.audit_log {

@@ -1,4 +1,4 @@
-//! `/version`, discovery (D2-D6) and OpenAPI (D7) endpoints: thin wrappers over apimachinery's
+//! `/version`, discovery (D2-D6) and OpenAPI v2 and v3 (D7) endpoints: thin wrappers over apimachinery's
 //! documents computed from the registry of the moment.
 
 use apimachinery::discovery as docs;
@@ -44,8 +44,20 @@ pub fn resources(store: &Store, group: &str, version: &str) -> Result<axum::resp
         .ok_or(Error::UnknownResource)
 }
 
+/// The Swagger 2.0 document, as protobuf when asked for it (kubectl up to 1.29 reads nothing else).
+pub fn openapi_v2(store: &Store, call: &Call) -> axum::response::Response {
+    let document = apimachinery::openapi::v2::document(&store.registry().all());
+    if respond::wants_openapi_protobuf(&call.accept) {
+        return respond::bytes(
+            apimachinery::openapi::protobuf::encode(&document),
+            respond::OPENAPI_V2_PROTOBUF,
+        );
+    }
+    respond::json(200, &document)
+}
+
 pub fn openapi_index(store: &Store) -> axum::response::Response {
-    respond::json(200, &docs::openapi_v3_index(&store.registry().all()))
+    respond::json(200, &apimachinery::openapi::v3::index(&store.registry().all()))
 }
 
 pub fn openapi_document(
@@ -53,7 +65,7 @@ pub fn openapi_document(
     group: &str,
     version: &str,
 ) -> Result<axum::response::Response, Error> {
-    docs::openapi_v3_document(&store.registry().all(), group, version)
+    apimachinery::openapi::v3::document(&store.registry().all(), group, version)
         .map(|doc| respond::json(200, &doc))
         .ok_or(Error::UnknownResource)
 }

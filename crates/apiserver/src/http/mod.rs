@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod auth;
 mod discovery;
+pub mod pages;
 pub mod path;
 mod resources;
 pub mod respond;
@@ -29,7 +30,7 @@ use crate::{error::Error, store::Store};
 pub struct Shared {
     pub store: Arc<Store>,
     pub max_body_bytes: usize,
-    pub pages: resources::PageCache,
+    pub pages: pages::PageCache,
     /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
     pub token: Option<secrecy::SecretString>,
     /// Where requests are recorded; `None` (the default) records nothing.
@@ -121,6 +122,7 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
         Route::CoreVersions => Ok(discovery::core(&shared.store, &call)),
         Route::GroupList => Ok(discovery::groups(&shared.store, &call)),
         Route::ResourceList { group, version } => discovery::resources(&shared.store, &group, &version),
+        Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &call)),
         Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store)),
         Route::OpenApiDocument { group, version } => {
             discovery::openapi_document(&shared.store, &group, &version)

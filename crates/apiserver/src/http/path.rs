@@ -19,6 +19,7 @@ pub enum Route {
     CoreVersions,
     GroupList,
     ResourceList { group: String, version: String },
+    OpenApiV2,
     OpenApiIndex,
     OpenApiDocument { group: String, version: String },
     Resource(ResourcePath),
@@ -36,6 +37,7 @@ pub fn route(path: &str) -> Route {
         ["healthz" | "livez" | "readyz", ..] => Route::Health,
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::GroupList,
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiIndex,
         ["openapi", "v3", "api", version] => Route::OpenApiDocument {
             group: String::new(),

@@ -1,10 +1,7 @@
 //! Resource endpoints: get, list (with selectors and pages), watch, create, update, patch, delete and
 //! deletecollection, on the main resource and `/status`.
 
-use std::{
-    collections::VecDeque,
-    sync::{Arc, Mutex},
-};
+use std::sync::Arc;
 
 use apimachinery::{
     patch::PatchType,
@@ -487,62 +484,4 @@ fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: 
             token.as_deref().map(|t| (t, remaining)),
         ),
     ))
-}
-
-/// One paginated list's items, kept until its pages are read.
-pub struct Snapshot {
-    items: Arc<Vec<Value>>,
-    resource_version: String,
-}
-
-/// Recent list snapshots behind `continue` tokens. Bounded: the oldest go first, and a token whose
-/// snapshot is gone is 410 Expired, as an etcd compaction would make it.
-#[derive(Default)]
-pub struct PageCache {
-    snapshots: Mutex<VecDeque<(u64, Arc<Snapshot>)>>,
-    next_id: std::sync::atomic::AtomicU64,
-}
-
-const KEPT_SNAPSHOTS: usize = 64;
-
-impl PageCache {
-    fn keep(&self, items: Arc<Vec<Value>>, resource_version: &str, offset: usize) -> String {
-        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut snapshots = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
-        if !snapshots.iter().any(|(_, s)| Arc::ptr_eq(&s.items, &items)) {
-            snapshots.push_back((
-                id,
-                Arc::new(Snapshot {
-                    items,
-                    resource_version: resource_version.to_owned(),
-                }),
-            ));
-            while snapshots.len() > KEPT_SNAPSHOTS {
-                snapshots.pop_front();
-            }
-            return format!("{id}.{offset}");
-        }
-        let existing = snapshots
-            .iter()
-            .find(|(_, s)| Arc::ptr_eq(&s.items, &items))
-            .map(|(id, _)| *id)
-            .unwrap_or(id);
-        format!("{existing}.{offset}")
-    }
-
-    fn resume(&self, token: &str) -> Result<(Arc<Snapshot>, usize)> {
-        let parsed = token
-            .split_once('.')
-            .and_then(|(id, offset)| Some((id.parse::<u64>().ok()?, offset.parse().ok()?)));
-        let (id, offset) =
-            parsed.ok_or_else(|| Error::BadRequest(format!("invalid continue token {token:?}")))?;
-        let snapshots = self.snapshots.lock().unwrap_or_else(|p| p.into_inner());
-        snapshots
-            .iter()
-            .find(|(kept, _)| *kept == id)
-            .map(|(_, snapshot)| (snapshot.clone(), offset))
-            .ok_or_else(|| {
-                Error::Expired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into())
-            })
-    }
 }

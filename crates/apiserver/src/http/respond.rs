@@ -1,5 +1,6 @@
 //! Responses: JSON bodies, `Status` errors (C6), `Warning` headers, and what the Accept header asks
-//! for (Table T1, aggregated discovery D6; JSON even when protobuf is listed, D9).
+//! for (Table T1, aggregated discovery D6, the OpenAPI v2 document as protobuf D7; JSON even when
+//! protobuf is listed, D9).
 
 use axum::{
     body::Body,
@@ -23,6 +24,28 @@ pub fn json(code: u16, body: &Value) -> Response {
 
 pub fn json_with_type(body: &Value, content_type: &'static str) -> Response {
     let mut response = json(200, body);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// The protobuf OpenAPI v2 document's media type, as kube-apiserver names it in answers.
+pub const OPENAPI_V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// Whether `accept` asks for the OpenAPI v2 document as protobuf (client-go asks for nothing else).
+pub fn wants_openapi_protobuf(accept: &str) -> bool {
+    accept.split(',').any(|candidate| {
+        let essence = candidate.split(';').next().unwrap_or("").trim();
+        matches!(
+            essence,
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" | OPENAPI_V2_PROTOBUF
+        )
+    })
+}
+
+pub fn bytes(body: Vec<u8>, content_type: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -62,18 +85,59 @@ pub enum Representation {
 }
 
 pub fn negotiate(accept: &str) -> Representation {
-    // Clients list their preferences in order; the first we can serve wins.
+    // Clients list their preferences in order; the first we can serve wins. A representation named
+    // by `as=` is served only in the version asked for: aggregated discovery `v2` (not the `v2beta1`
+    // kube-apiserver 1.33 no longer serves, which older clients list first and then fall back from).
     for candidate in accept.split(',') {
-        if candidate.contains("as=Table") {
-            return Representation::Table;
-        }
-        if candidate.contains("as=APIGroupDiscoveryList") && candidate.contains("v=v2") {
-            return Representation::AggregatedDiscovery;
-        }
         let essence = candidate.split(';').next().unwrap_or("").trim();
-        if matches!(essence, "application/json" | "*/*" | "application/yaml") {
-            return Representation::Object;
+        let parameter = |name: &str| {
+            candidate
+                .split(';')
+                .skip(1)
+                .filter_map(|p| p.split_once('='))
+                .find(|(key, _)| key.trim() == name)
+                .map(|(_, value)| value.trim().to_owned())
+        };
+        match parameter("as").as_deref() {
+            Some("Table")
+                if parameter("g").as_deref() == Some("meta.k8s.io")
+                    && parameter("v").as_deref() == Some("v1") =>
+            {
+                return Representation::Table;
+            }
+            Some("APIGroupDiscoveryList")
+                if parameter("g").as_deref() == Some("apidiscovery.k8s.io")
+                    && parameter("v").as_deref() == Some("v2") =>
+            {
+                return Representation::AggregatedDiscovery;
+            }
+            Some(_) => continue,
+            None if matches!(essence, "application/json" | "*/*" | "application/yaml") => {
+                return Representation::Object;
+            }
+            None => continue,
         }
     }
     Representation::Object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn d6_only_the_representation_versions_served_are_chosen() {
+        let v2beta1_then_json =
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        assert_eq!(negotiate(v2beta1_then_json), Representation::Object);
+        let v2_first = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        assert_eq!(negotiate(v2_first), Representation::AggregatedDiscovery);
+        let tables = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(negotiate(tables), Representation::Table);
+        assert_eq!(
+            negotiate("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
+            Representation::Object
+        );
+        assert_eq!(negotiate(""), Representation::Object);
+    }
 }

@@ -1,4 +1,4 @@
-//! Objects, the global resourceVersion and the event history ring.
+//! Objects, the global resourceVersion and the event history.
 //!
 //! One mutex guards every object, the counter and the ring, so resourceVersions are handed out in the
 //! order writes happen and every watcher sees events in that order (C2, W5). Watchers never hold the
@@ -7,6 +7,7 @@
 //!
 //! With a data dir every change is also saved to disk before its writer is answered ([`persist`]).
 
+mod history;
 pub mod lifecycle;
 pub mod meta;
 mod object;
@@ -17,7 +18,7 @@ mod typed;
 mod write;
 
 use std::{
-    collections::{BTreeMap, HashMap, VecDeque},
+    collections::{BTreeMap, HashMap},
     path::Path,
     sync::{Arc, Mutex, MutexGuard, OnceLock},
 };
@@ -27,6 +28,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use history::Limits as HistoryLimits;
 pub use registry::Registry;
 pub use write::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 
@@ -69,7 +71,7 @@ pub(crate) struct State {
     pub resource_version: u64,
     /// resource -> (namespace, name) -> object.
     pub objects: object::Objects,
-    pub history: VecDeque<Arc<StoredEvent>>,
+    pub history: history::History,
     pub registry: Registry,
     /// Next free offset in the Service cluster IP range.
     pub next_cluster_ip: u32,
@@ -82,7 +84,6 @@ pub(crate) struct State {
 pub struct Store {
     state: Mutex<State>,
     events: broadcast::Sender<Arc<StoredEvent>>,
-    history_capacity: usize,
     /// The data dir, when there is one; `None` keeps the store memory-only.
     journal: Option<persist::Journal>,
 }
@@ -120,8 +121,8 @@ pub struct WatchStart {
 
 impl Store {
     /// A memory-only store: everything is gone when it is dropped.
-    pub fn new(history_capacity: usize) -> Arc<Store> {
-        let store = Store::with_state(history_capacity, persist::Loaded::default(), None);
+    pub fn new(history: HistoryLimits) -> Arc<Store> {
+        let store = Store::with_state(history, persist::Loaded::default(), None);
         store.create_default_namespaces();
         store
     }
@@ -129,12 +130,12 @@ impl Store {
     /// A store kept in `data_dir` (created when missing), holding whatever was saved there before;
     /// memory-only when `None`. Fails when the dir cannot be used: no permission, a corrupt file,
     /// or another process holding it.
-    pub fn open(history_capacity: usize, data_dir: Option<&Path>) -> std::io::Result<Arc<Store>> {
+    pub fn open(history: HistoryLimits, data_dir: Option<&Path>) -> std::io::Result<Arc<Store>> {
         let Some(dir) = data_dir else {
-            return Ok(Store::new(history_capacity));
+            return Ok(Store::new(history));
         };
         let (journal, loaded) = persist::Journal::open(dir)?;
-        let store = Store::with_state(history_capacity, loaded, Some(journal));
+        let store = Store::with_state(history, loaded, Some(journal));
         store.create_default_namespaces();
         if let Some(journal) = &store.journal {
             // Fails now, not at the first request, when the disk refuses the first commit.
@@ -144,7 +145,7 @@ impl Store {
     }
 
     fn with_state(
-        history_capacity: usize,
+        history: HistoryLimits,
         loaded: persist::Loaded,
         journal: Option<persist::Journal>,
     ) -> Arc<Store> {
@@ -156,14 +157,13 @@ impl Store {
             state: Mutex::new(State {
                 resource_version: loaded.resource_version,
                 objects: object::encode_all(loaded.objects),
-                history: VecDeque::new(),
+                history: history::History::new(history),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
                 owners,
                 collector: Default::default(),
             }),
             events,
-            history_capacity: history_capacity.max(1),
             journal,
         })
     }
@@ -274,7 +274,7 @@ impl Store {
                         .unwrap_or_default();
                     (snapshot, Vec::new())
                 }
-                Some(since) => (Vec::new(), history_after(&state, since)?),
+                Some(since) => (Vec::new(), state.history.after(since, state.resource_version)?),
             };
             (snapshot, replay, live, state.resource_version)
         };
@@ -305,7 +305,8 @@ impl Store {
 
     /// Events after `since` from the ring, for a watcher that fell behind the live channel.
     pub fn events_after(&self, since: u64) -> Result<Vec<Arc<StoredEvent>>, Error> {
-        history_after(&self.lock(), since)
+        let state = self.lock();
+        state.history.after(since, state.resource_version)
     }
 
     /// Subscribes to every change (the emulated controllers use this).
@@ -313,17 +314,14 @@ impl Store {
         self.events.subscribe()
     }
 
-    /// Records and publishes one change. Called with the state lock held, so publishing order is
-    /// resourceVersion order.
-    pub(crate) fn publish(&self, state: &mut State, event: StoredEvent) {
+    /// Records and publishes one change, whose objects are `size` bytes of JSON. Called with the state
+    /// lock held, so publishing order is resourceVersion order.
+    pub(crate) fn publish(&self, state: &mut State, event: StoredEvent, size: usize) {
         let event = Arc::new(event);
         if let Some(journal) = &self.journal {
             journal.record(&event, state.next_cluster_ip);
         }
-        state.history.push_back(event.clone());
-        while state.history.len() > self.history_capacity {
-            state.history.pop_front();
-        }
+        state.history.push(event.clone(), size);
         // No receivers is fine: nobody is watching.
         let _ = self.events.send(event);
     }
@@ -348,27 +346,4 @@ fn register_stored_crds(
             ),
         }
     }
-}
-
-fn history_after(state: &State, since: u64) -> Result<Vec<Arc<StoredEvent>>, Error> {
-    if since >= state.resource_version {
-        return Ok(Vec::new());
-    }
-    let oldest = state
-        .history
-        .front()
-        .map(|e| e.resource_version)
-        .unwrap_or(u64::MAX);
-    if since + 1 < oldest {
-        return Err(Error::Expired(format!(
-            "too old resource version: {since} ({})",
-            oldest.saturating_sub(1)
-        )));
-    }
-    Ok(state
-        .history
-        .iter()
-        .filter(|e| e.resource_version > since)
-        .cloned()
-        .collect())
 }

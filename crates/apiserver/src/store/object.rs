@@ -23,6 +23,11 @@ impl StoredObject {
         StoredObject(serde_json::to_vec(object).unwrap_or_default().into())
     }
 
+    /// The size of the object's JSON.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn decode(&self) -> Value {
         // Only `encode` makes these bytes, so they always parse; Null would only mean a bug here.
         serde_json::from_slice(&self.0).unwrap_or(Value::Null)

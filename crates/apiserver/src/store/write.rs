@@ -639,10 +639,15 @@ impl Store {
             }
         }
         let key = storage_key(rt);
-        let replaced = state.objects.entry(key.clone()).or_default().insert(
-            (namespace.to_owned(), name.to_owned()),
-            StoredObject::encode(&object),
-        );
+        let stored = StoredObject::encode(&object);
+        let mut size = stored.len();
+        let replaced = state
+            .objects
+            .entry(key.clone())
+            .or_default()
+            .insert((namespace.to_owned(), name.to_owned()), stored);
+        // The event carries the previous object too.
+        size += replaced.as_ref().map_or(0, StoredObject::len);
         // The owner index needs the old object: the caller's copy, decoded only if it passed none.
         let replaced = match (&previous, replaced) {
             (None, Some(replaced)) => Some(replaced.decode()),
@@ -671,6 +676,7 @@ impl Store {
                 resource_version: rv,
                 encoded: OnceLock::new(),
             },
+            size,
         );
         object
     }
@@ -689,8 +695,9 @@ impl Store {
         let removed = state
             .objects
             .get_mut(&key)
-            .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())))
-            .map(|removed| removed.decode());
+            .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())));
+        let size = removed.as_ref().map_or(0, StoredObject::len);
+        let removed = removed.map(|removed| removed.decode());
         if removed.is_none() {
             // Already gone (removed by a step this one set in motion): a second DELETED would be a lie.
             return object;
@@ -718,6 +725,7 @@ impl Store {
                 resource_version: rv,
                 encoded: OnceLock::new(),
             },
+            size,
         );
         emulated::after_remove(self, state, rt, namespace, &object);
         object

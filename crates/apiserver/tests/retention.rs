@@ -1,0 +1,99 @@
+//! What the server forgets, and when: the watch history and the lists kept for `continue` tokens are
+//! bounded in bytes as well as in count (W4, W6), so a burst of large objects cannot hold the
+//! server's memory.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use apiserver::{ApiServer, Config};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{
+    Api,
+    api::{ListParams, PostParams, WatchEvent, WatchParams},
+};
+
+/// Large enough for a dozen of the ConfigMaps below, far below their total.
+const KEPT_BYTES: usize = 16 * 1024;
+
+async fn server() -> (ApiServer, Api<ConfigMap>) {
+    let server = ApiServer::start(Config {
+        history_bytes: KEPT_BYTES,
+        list_snapshot_bytes: KEPT_BYTES,
+        ..Config::default()
+    })
+    .await
+    .expect("server starts");
+    let api = Api::namespaced(server.client(), "default");
+    (server, api)
+}
+
+/// Creates `count` ConfigMaps of about 1 KiB each; returns the resourceVersion of the last one.
+async fn create_kilobyte_config_maps(api: &Api<ConfigMap>, prefix: &str, count: usize) -> String {
+    let mut last = String::new();
+    for i in 0..count {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(format!("{prefix}-{i}"));
+        cm.data = Some(BTreeMap::from([("blob".to_owned(), "x".repeat(1024))]));
+        let created = api.create(&PostParams::default(), &cm).await.expect("created");
+        last = created.metadata.resource_version.unwrap_or_default();
+    }
+    last
+}
+
+async fn first_event(api: &Api<ConfigMap>, since: &str) -> WatchEvent<ConfigMap> {
+    let stream = api
+        .watch(&WatchParams::default().timeout(5), since)
+        .await
+        .expect("the watch starts");
+    let mut stream = stream.boxed();
+    tokio::time::timeout(std::time::Duration::from_secs(10), stream.try_next())
+        .await
+        .expect("an event within the watch's timeout")
+        .expect("a readable event")
+        .expect("an event")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn w6_a_watch_resumed_from_before_the_kept_bytes_is_told_410_gone() {
+    let (_server, api) = server().await;
+    let before = create_kilobyte_config_maps(&api, "early", 1).await;
+    let latest = create_kilobyte_config_maps(&api, "burst", 40).await;
+    match first_event(&api, &before).await {
+        WatchEvent::Error(status) => assert_eq!(status.code, 410, "{status:?}"),
+        other => panic!("expected 410 Gone, got {other:?}"),
+    }
+    // The recent past is still there.
+    let one_before: u64 = latest.parse::<u64>().expect("a number") - 1;
+    match first_event(&api, &one_before.to_string()).await {
+        WatchEvent::Added(cm) => assert_eq!(cm.metadata.name.as_deref(), Some("burst-39")),
+        other => panic!("expected the last creation, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn w4_the_continue_token_of_a_list_pushed_out_by_newer_ones_is_expired() {
+    let (_server, api) = server().await;
+    create_kilobyte_config_maps(&api, "cm", 12).await;
+    let page = |token: Option<String>| {
+        let api = api.clone();
+        async move {
+            let mut params = ListParams::default().limit(4);
+            if let Some(token) = token {
+                params = params.continue_token(&token);
+            }
+            api.list(&params).await
+        }
+    };
+    let first = page(None).await.expect("a first page");
+    let older = first.metadata.continue_.clone().expect("more pages");
+    // Each list keeps ~12 KiB; the second pushes the first out of the 16 KiB.
+    let second = page(None).await.expect("a first page again");
+    let newer = second.metadata.continue_.clone().expect("more pages");
+    let expired = common::api_error(page(Some(older)).await.expect_err("the older token is forgotten"));
+    assert_eq!(expired.code, 410, "{expired:?}");
+    let next = page(Some(newer)).await.expect("the newer token still pages");
+    assert_eq!(next.items.len(), 4);
+    assert_eq!(next.metadata.resource_version, second.metadata.resource_version);
+}

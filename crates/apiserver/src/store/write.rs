@@ -631,13 +631,7 @@ impl Store {
         let rv = state.resource_version;
         let metadata = meta::metadata_mut(&mut object);
         metadata.insert("resourceVersion".into(), json!(rv.to_string()));
-        // Empty lists and maps in metadata are not kept: the real server's Go types drop them
-        // (`omitempty`), so a removed last finalizer reads back as no finalizers at all.
-        for field in ["finalizers", "ownerReferences", "labels", "annotations"] {
-            if metadata.get(field).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(serde_json::Map::is_empty)) {
-                metadata.remove(field);
-            }
-        }
+        meta::drop_empty_fields(metadata);
         let key = storage_key(rt);
         let stored = StoredObject::encode(&object);
         let mut size = stored.len();
@@ -707,13 +701,7 @@ impl Store {
         let rv = state.resource_version;
         let metadata = meta::metadata_mut(&mut object);
         metadata.insert("resourceVersion".into(), json!(rv.to_string()));
-        // Empty lists and maps in metadata are not kept: the real server's Go types drop them
-        // (`omitempty`), so a removed last finalizer reads back as no finalizers at all.
-        for field in ["finalizers", "ownerReferences", "labels", "annotations"] {
-            if metadata.get(field).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(serde_json::Map::is_empty)) {
-                metadata.remove(field);
-            }
-        }
+        meta::drop_empty_fields(metadata);
         self.publish(
             state,
             StoredEvent {

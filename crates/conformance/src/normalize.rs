@@ -133,6 +133,9 @@ fn kubectl_output(output: &Map<String, Value>) -> Value {
     let lines = |name: &str| -> Value {
         let raw = output.get(name).and_then(Value::as_str).unwrap_or_default();
         raw.lines()
+            // kubectl's discovery cache warns about groups that vanished while it read them (another
+            // scenario's CRD being deleted): noise about timing, not an answer.
+            .filter(|line| !line.contains("couldn't get resource list for"))
             .map(|line| {
                 let line = text(line);
                 let line = AGE_TOKEN.replace_all(&line, "<age>");

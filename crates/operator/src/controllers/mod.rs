@@ -12,6 +12,7 @@ pub use runtime::ReconcileRuntime;
 
 mod conditions;
 pub mod events;
+mod ownership;
 pub mod postgres_writer;
 pub mod vote_config;
 pub mod web_app;

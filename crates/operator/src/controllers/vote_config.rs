@@ -19,6 +19,7 @@ use super::{
     ControllerContext, ReconcileRuntime,
     conditions::{find_ready, now_rfc3339, ready_condition},
     events::EventPublisher,
+    ownership::{controlled_by, not_owned_message},
 };
 use crate::{
     Error, Result,
@@ -105,14 +106,6 @@ pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
     }
 }
 
-fn controlled_by(config_map: &ConfigMap, vote_config: &VoteConfig) -> bool {
-    let uid = vote_config.uid();
-    config_map
-        .owner_references()
-        .iter()
-        .any(|r| r.controller == Some(true) && Some(&r.uid) == uid.as_ref())
-}
-
 /// Whether the live ConfigMap already has what we own: the data and our controller reference.
 fn matches_desired(live: &ConfigMap, desired: &ConfigMap) -> bool {
     live.data == desired.data
@@ -169,8 +162,7 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
     if let Some(live) = &live
         && !controlled_by(live, vote_config)
     {
-        let message =
-            format!("ConfigMap {name} exists and is not owned by this VoteConfig; delete or rename it");
+        let message = not_owned_message("ConfigMap", &name, "VoteConfig");
         let status = VoteConfigStatus {
             observed_generation: generation,
             conditions: vec![ready_condition(

@@ -26,6 +26,7 @@ use super::{
     ControllerContext, ReconcileRuntime,
     conditions::{find_ready, ready_condition},
     events::EventPublisher,
+    ownership::{controlled_by, not_owned_message},
 };
 use crate::{
     Error, Result,
@@ -259,10 +260,15 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
     let mut deployment = deployments.get_opt(&name).await?;
     let service = services.get_opt(&name).await?;
 
-    // Compare and act on the children.
-    if !deployment
-        .as_ref()
-        .is_some_and(|d| deployment_matches(d, web_app))
+    // Compare: a same-named child someone else made is never taken over, and while one is in the way
+    // neither child is applied, so the WebApp never half-runs beside a stranger's object.
+    let foreign = foreign_child(web_app, deployment.as_ref(), service.as_ref());
+
+    // Act on the children.
+    if foreign.is_none()
+        && !deployment
+            .as_ref()
+            .is_some_and(|d| deployment_matches(d, web_app))
     {
         deployment = Some(
             deployments
@@ -276,7 +282,7 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
             format!("Deployment {name} applied"),
         );
     }
-    if !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
+    if foreign.is_none() && !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
         services
             .patch(&name, &apply, &Patch::Apply(&desired_service(web_app)))
             .await?;
@@ -288,32 +294,71 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
         );
     }
 
-    // The status.
-    let (phase, ready) = phase(deployment.as_ref(), web_app);
+    // The status: a stranger's Deployment says nothing about ours.
+    let ours = deployment.filter(|d| controlled_by(d, web_app));
+    let (phase, ready) = phase(ours.as_ref(), web_app);
     let previous = web_app.status.clone().unwrap_or_default();
     let generation = web_app.meta().generation;
     let running = phase == "Running";
-    let message = format!("{ready}/{} replicas ready", web_app.spec.replicas);
+    let (ready_reason, message) = match &foreign {
+        Some((reason, message)) => (*reason, message.clone()),
+        None => (
+            if running { "Running" } else { phase },
+            format!("{ready}/{} replicas ready", web_app.spec.replicas),
+        ),
+    };
     let status = WebAppStatus {
         phase: Some(phase.into()),
         ready_replicas: Some(ready),
         observed_generation: generation,
         selector: Some(selector(web_app)),
         conditions: vec![ready_condition(
-            running,
-            if running { "Running" } else { phase },
+            running && foreign.is_none(),
+            ready_reason,
             &message,
             find_ready(&previous.conditions),
             generation,
         )],
     };
+    if let Some((reason, message)) = &foreign
+        && web_app.status.as_ref() != Some(&status)
+    {
+        ctx.events.publish(
+            web_app.object_ref(&()),
+            EventType::Warning,
+            reason,
+            message.clone(),
+        );
+    }
     if web_app.status.as_ref() != Some(&status) {
         let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &namespace);
         let body = json!({"apiVersion": "example.com/v1", "kind": "WebApp", "status": status});
         api.patch_status(&name, &apply, &Patch::Apply(body)).await?;
     }
+    if let Some((_, message)) = foreign {
+        return Err(Error::NotOwned(message));
+    }
     // Drift is repaired by the controller's periodic resync of every object.
     Ok(Action::await_change())
+}
+
+/// The first child whose name someone else holds, as a Ready reason and message.
+fn foreign_child(
+    web_app: &WebApp,
+    deployment: Option<&Deployment>,
+    service: Option<&Service>,
+) -> Option<(&'static str, String)> {
+    let name = web_app.name_any();
+    if deployment.is_some_and(|d| !controlled_by(d, web_app)) {
+        return Some((
+            "DeploymentNotOwned",
+            not_owned_message("Deployment", &name, "WebApp"),
+        ));
+    }
+    if service.is_some_and(|s| !controlled_by(s, web_app)) {
+        return Some(("ServiceNotOwned", not_owned_message("Service", &name, "WebApp")));
+    }
+    None
 }
 
 #[cfg(test)]

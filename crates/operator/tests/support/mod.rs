@@ -196,6 +196,40 @@ where
     }
 }
 
+/// The Events in `namespace` about the object named `regarding` with reason `reason`.
+pub async fn events(
+    client: &kube::Client,
+    namespace: &str,
+    regarding: &str,
+    reason: &str,
+) -> kube::Result<Vec<k8s_openapi::api::events::v1::Event>> {
+    let api: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), namespace);
+    Ok(api
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(regarding)
+        })
+        .collect())
+}
+
+/// How many times those Events were reported: a repeat is counted in its Event's series.
+pub async fn times_reported(
+    client: &kube::Client,
+    namespace: &str,
+    regarding: &str,
+    reason: &str,
+) -> kube::Result<i32> {
+    Ok(events(client, namespace, regarding, reason)
+        .await?
+        .iter()
+        .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+        .sum())
+}
+
 /// Waits, up to `limit`, until `api` no longer has an object named `name`.
 pub async fn until_gone<K>(api: &Api<K>, name: &str, what: &str, limit: Duration)
 where

@@ -260,7 +260,106 @@ async fn invalid_options_are_rejected_with_field_paths(backend: Backend) {
     }
 }
 
+/// The resync interval of the drift tests: short, so that several resyncs pass quickly.
+const RESYNC: Duration = Duration::from_secs(1);
+
+async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ours_is_repaired(
+    backend: Backend,
+) {
+    let (plane, client) = support::cluster(backend).await;
+    let (ctx, shutdown) = support::context(&client, RESYNC);
+    let running = support::spawn(ctx, shutdown, vote_config::run);
+    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &vote_config_body("pets", pets()))
+        .await
+        .unwrap();
+    eventually("Synced and its creation reported", LIMIT, || async {
+        let synced = ready(&api.get("pets").await.ok()?).as_deref() == Some("True/Synced");
+        let created = support::times_reported(&client, "default", "pets", "Created")
+            .await
+            .ok()?;
+        (synced && created == 1).then_some(())
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    plane.write_kubeconfig(&kubeconfig).unwrap();
+
+    // Someone adds a key, under a field manager of their own.
+    let before = running.reconciles();
+    let version = support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "configmap",
+            "pets-config",
+            "--type",
+            "merge",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"data":{"extra":"x"}}"#,
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+    );
+    // The change's own reconcile and at least two resyncs.
+    eventually("three reconciles", LIMIT + 3 * RESYNC, || async {
+        (running.reconciles() >= before + 3).then_some(())
+    })
+    .await;
+    let live = config_maps.get("pets-config").await.unwrap();
+    assert_eq!(
+        live.metadata.resource_version.as_deref(),
+        Some(version.as_str()),
+        "no write since the hand edit"
+    );
+    let data = live.data.unwrap();
+    assert_eq!(
+        (data["options.txt"].as_str(), data["extra"].as_str()),
+        ("a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n", "x"),
+        "our key as it was, theirs kept"
+    );
+    assert_eq!(
+        support::times_reported(&client, "default", "pets", "Updated")
+            .await
+            .unwrap(),
+        0,
+        "no update reported"
+    );
+
+    // A hand edit of our key is repaired, and theirs still stays.
+    support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "configmap",
+            "pets-config",
+            "--type",
+            "merge",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"data":{"options.txt":"hacked"}}"#,
+        ],
+    );
+    eventually("our key repaired and the repair reported", LIMIT, || async {
+        let data = config_maps.get("pets-config").await.ok()?.data?;
+        let updated = support::times_reported(&client, "default", "pets", "Updated")
+            .await
+            .ok()?;
+        (data.get("options.txt")?.as_str() == "a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n"
+            && data.get("extra")?.as_str() == "x"
+            && updated == 1)
+            .then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
 testenv::each_control_plane!(
+    a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ours_is_repaired,
     config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config,
     a_config_map_owned_by_someone_else_is_never_taken_over,
     invalid_options_are_rejected_with_field_paths,

@@ -474,7 +474,110 @@ async fn a_service_someone_else_made_is_left_alone_and_outlives_the_web_app(back
     a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backend, Child::Service).await;
 }
 
+/// The resync interval of the drift test: short, so that several resyncs pass quickly.
+const RESYNC: Duration = Duration::from_secs(1);
+
+async fn what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_report(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let _kubelet = KubeletStandIn::start(&plane, &client);
+    let (ctx, shutdown) = support::context(&client, RESYNC);
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &web_app_body("shop"))
+        .await
+        .unwrap();
+    let applied = || async {
+        let deployment = support::times_reported(&client, "default", "shop", "DeploymentApplied").await;
+        let service = support::times_reported(&client, "default", "shop", "ServiceApplied").await;
+        Some((deployment.ok()?, service.ok()?))
+    };
+    eventually("Running and both children's creation reported", LIMIT, || async {
+        let running = phase(&api, "shop").await.as_deref() == Some("Running");
+        (running && applied().await? == (1, 1)).then_some(())
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    plane.write_kubeconfig(&kubeconfig).unwrap();
+
+    // Someone adds a port to the Service and a label to the pods, under a field manager of their own.
+    let before = running.reconciles();
+    let service_version = support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "service",
+            "shop",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"spec":{"ports":[{"name":"metrics","port":9090}]}}"#,
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+    );
+    support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "deployment",
+            "shop",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"spec":{"template":{"metadata":{"labels":{"team":"shop"}}}}}"#,
+        ],
+    );
+    // The changes' own reconciles and at least two resyncs.
+    eventually("four reconciles", LIMIT + 4 * RESYNC, || async {
+        (running.reconciles() >= before + 4).then_some(())
+    })
+    .await;
+    let service = services.get("shop").await.unwrap();
+    assert_eq!(
+        service.metadata.resource_version.as_deref(),
+        Some(service_version.as_str()),
+        "no Service write since the hand edit"
+    );
+    let mut ports: Vec<i32> = service
+        .spec
+        .unwrap()
+        .ports
+        .unwrap()
+        .iter()
+        .map(|p| p.port)
+        .collect();
+    ports.sort();
+    assert_eq!(ports, [80, 9090], "their port kept beside ours");
+    let template = deployments.get("shop").await.unwrap().spec.unwrap().template;
+    assert_eq!(template.metadata.unwrap().labels.unwrap()["team"], "shop");
+    assert_eq!(applied().await, Some((1, 1)), "no child applied again");
+
+    // A hand edit of our field is repaired.
+    support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "deployment",
+            "shop",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"spec":{"replicas":5}}"#,
+        ],
+    );
+    eventually("our replicas repaired and the repair reported", LIMIT, || async {
+        let replicas = deployments.get("shop").await.ok()?.spec?.replicas;
+        (replicas == Some(2) && applied().await? == (2, 1)).then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
 testenv::each_control_plane!(
+    what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_report,
     a_deployment_someone_else_made_is_left_alone_and_outlives_the_web_app,
     a_service_someone_else_made_is_left_alone_and_outlives_the_web_app,
     kubectl_scale_resizes_the_web_app_and_its_deployment,

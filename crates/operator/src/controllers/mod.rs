@@ -11,6 +11,7 @@ use std::{
 pub use runtime::ReconcileRuntime;
 
 mod conditions;
+mod drift;
 pub mod events;
 mod ownership;
 pub mod postgres_writer;

@@ -18,6 +18,7 @@ use serde_json::json;
 use super::{
     ControllerContext, ReconcileRuntime,
     conditions::{find_ready, now_rfc3339, ready_condition},
+    drift::holds_all,
     events::EventPublisher,
     ownership::{controlled_by, not_owned_message},
 };
@@ -106,17 +107,17 @@ pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
     }
 }
 
-/// Whether the live ConfigMap already has what we own: the data and our controller reference.
+/// Whether the live ConfigMap already has what we set: our data key, our label and our controller
+/// reference. Keys someone else added are theirs (see [`super::drift`]).
 fn matches_desired(live: &ConfigMap, desired: &ConfigMap) -> bool {
-    live.data == desired.data
+    holds_all(
+        live.data.as_ref(),
+        desired.data.as_ref().unwrap_or(&BTreeMap::new()),
+    ) && holds_all(live.metadata.labels.as_ref(), desired.labels())
         && desired
             .owner_references()
             .iter()
             .all(|r| live.owner_references().contains(r))
-        && desired
-            .labels()
-            .iter()
-            .all(|(k, v)| live.labels().get(k) == Some(v))
 }
 
 async fn reconcile(vote_config: Arc<VoteConfig>, ctx: Arc<Context>) -> Result<Action> {
@@ -268,8 +269,29 @@ mod tests {
         );
         assert!(controlled_by(&cm, &vc));
         assert!(matches_desired(&cm, &cm));
-        let mut edited = cm.clone();
+    }
+
+    #[test]
+    fn a_config_map_matches_while_our_key_label_and_owner_are_there_whatever_else_is() {
+        let desired = desired_config_map(&vote_config());
+        let mut live = desired.clone();
+        live.data
+            .get_or_insert_default()
+            .insert("extra".into(), "added by hand".into());
+        live.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("team".into(), "x".into());
+        assert!(matches_desired(&live, &desired), "additions are someone else's");
+
+        let mut edited = live.clone();
         edited.data = Some(BTreeMap::from([(DATA_KEY.to_owned(), "x".to_owned())]));
-        assert!(!matches_desired(&edited, &cm));
+        assert!(!matches_desired(&edited, &desired), "our key edited");
+        let mut removed = live.clone();
+        removed.data.get_or_insert_default().remove(DATA_KEY);
+        assert!(!matches_desired(&removed, &desired), "our key removed");
+        let mut unlabelled = live.clone();
+        unlabelled.metadata.labels = None;
+        assert!(!matches_desired(&unlabelled, &desired), "our label removed");
     }
 }

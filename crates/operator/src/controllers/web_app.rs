@@ -25,6 +25,7 @@ use serde_json::json;
 use super::{
     ControllerContext, ReconcileRuntime,
     conditions::{find_ready, ready_condition},
+    drift::holds_all,
     events::EventPublisher,
     ownership::{controlled_by, not_owned_message},
 };
@@ -36,6 +37,9 @@ use crate::{
 
 pub const NAME: &str = "web-app";
 const FIELD_MANAGER: &str = "web-app";
+/// The name of our container in the Deployment's pods, and of our port in the Service.
+const CONTAINER: &str = "web";
+const PORT_NAME: &str = "http";
 
 struct Context {
     client: kube::Client,
@@ -118,7 +122,7 @@ pub fn desired_deployment(web_app: &WebApp) -> Deployment {
                 }),
                 spec: Some(PodSpec {
                     containers: vec![Container {
-                        name: "web".into(),
+                        name: CONTAINER.into(),
                         image: Some(web_app.spec.image.clone()),
                         ports: Some(vec![ContainerPort {
                             container_port: web_app.spec.port,
@@ -141,7 +145,7 @@ pub fn desired_service(web_app: &WebApp) -> Service {
         spec: Some(ServiceSpec {
             selector: Some(labels(web_app)),
             ports: Some(vec![ServicePort {
-                name: Some("http".into()),
+                name: Some(PORT_NAME.into()),
                 port: web_app.spec.port,
                 target_port: Some(IntOrString::Int(web_app.spec.port)),
                 ..Default::default()
@@ -152,17 +156,24 @@ pub fn desired_service(web_app: &WebApp) -> Service {
     }
 }
 
-/// Whether the live Deployment has the fields we set.
+/// Whether the live Deployment has the fields we set, with our values: replicas, our labels on it, its
+/// selector and its pod template, and our container's image and port. What others added (labels,
+/// containers, ports) is theirs (see [`super::drift`]).
 fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
+    let ours = labels(web_app);
     let Some(spec) = &live.spec else { return false };
     let container = spec
         .template
         .spec
         .as_ref()
-        .and_then(|p| p.containers.iter().find(|c| c.name == "web"));
+        .and_then(|p| p.containers.iter().find(|c| c.name == CONTAINER));
     spec.replicas == Some(web_app.spec.replicas)
-        && spec.selector.match_labels.as_ref() == Some(&labels(web_app))
-        && spec.template.metadata.as_ref().and_then(|m| m.labels.as_ref()) == Some(&labels(web_app))
+        && holds_all(live.metadata.labels.as_ref(), &ours)
+        && holds_all(spec.selector.match_labels.as_ref(), &ours)
+        && holds_all(
+            spec.template.metadata.as_ref().and_then(|m| m.labels.as_ref()),
+            &ours,
+        )
         && container.is_some_and(|c| {
             c.image.as_deref() == Some(web_app.spec.image.as_str())
                 && c.ports
@@ -171,13 +182,21 @@ fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
         })
 }
 
+/// Whether the live Service has the fields we set: our labels on it and in its selector, and our port,
+/// the one named [`PORT_NAME`] (names are unique among a Service's ports), with our numbers. Ports and
+/// selector keys others added are theirs.
 fn service_matches(live: &Service, web_app: &WebApp) -> bool {
+    let ours = labels(web_app);
     let Some(spec) = &live.spec else { return false };
-    spec.selector.as_ref() == Some(&labels(web_app))
-        && spec.ports.as_ref().is_some_and(|ports| {
-            ports.len() == 1
-                && ports[0].port == web_app.spec.port
-                && ports[0].target_port == Some(IntOrString::Int(web_app.spec.port))
+    let port = spec
+        .ports
+        .iter()
+        .flatten()
+        .find(|p| p.name.as_deref() == Some(PORT_NAME));
+    holds_all(live.metadata.labels.as_ref(), &ours)
+        && holds_all(spec.selector.as_ref(), &ours)
+        && port.is_some_and(|p| {
+            p.port == web_app.spec.port && p.target_port == Some(IntOrString::Int(web_app.spec.port))
         })
 }
 
@@ -404,6 +423,79 @@ mod tests {
         let mut changed = app.clone();
         changed.spec.image = "nginx:1.28".into();
         assert!(!deployment_matches(&deployment, &changed));
+    }
+
+    #[test]
+    fn children_match_while_our_fields_hold_our_values_whatever_others_added() {
+        let app = web_app();
+        let mut deployment = desired_deployment(&app);
+        let template = deployment
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .metadata
+            .as_mut()
+            .unwrap();
+        template
+            .labels
+            .get_or_insert_default()
+            .insert("team".into(), "x".into());
+        deployment
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .spec
+            .as_mut()
+            .unwrap()
+            .containers
+            .push(Container {
+                name: "sidecar".into(),
+                ..Default::default()
+            });
+        assert!(
+            deployment_matches(&deployment, &app),
+            "a label and a container added"
+        );
+        let mut relabelled = deployment.clone();
+        let template = relabelled
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .metadata
+            .as_mut()
+            .unwrap();
+        template
+            .labels
+            .get_or_insert_default()
+            .insert("app".into(), "other".into());
+        assert!(!deployment_matches(&relabelled, &app), "our label changed");
+        let mut scaled = deployment.clone();
+        scaled.spec.as_mut().unwrap().replicas = Some(9);
+        assert!(!deployment_matches(&scaled, &app), "our replicas changed");
+
+        let mut service = desired_service(&app);
+        let spec = service.spec.as_mut().unwrap();
+        spec.ports.get_or_insert_default().push(ServicePort {
+            name: Some("metrics".into()),
+            port: 9090,
+            ..Default::default()
+        });
+        spec.selector
+            .get_or_insert_default()
+            .insert("tier".into(), "web".into());
+        assert!(service_matches(&service, &app), "a port and a selector key added");
+        let mut moved = service.clone();
+        moved.spec.as_mut().unwrap().ports.as_mut().unwrap()[0].port = 9999;
+        assert!(!service_matches(&moved, &app), "our port changed");
+        let mut unnamed = service.clone();
+        unnamed.spec.as_mut().unwrap().ports.as_mut().unwrap().remove(0);
+        assert!(!service_matches(&unnamed, &app), "our port removed");
+        let mut reselected = service.clone();
+        reselected.spec.as_mut().unwrap().selector = Some(BTreeMap::from([("tier".into(), "web".into())]));
+        assert!(!service_matches(&reselected, &app), "our selector key removed");
     }
 
     #[test]

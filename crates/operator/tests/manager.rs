@@ -523,7 +523,7 @@ async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish(backend: Backen
         Ok::<_, operator::Error>(Action::await_change())
     };
     let stream = slow.run(reconcile, |_, _, _| Action::await_change(), progress.clone());
-    let controller = tokio::spawn(controllers::drain(stream));
+    let controller = tokio::spawn(async move { controllers::drain(&runtime, stream).await });
 
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let body: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "slow"}})).unwrap();

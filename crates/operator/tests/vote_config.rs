@@ -358,7 +358,78 @@ async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ou
     running.stop().await;
 }
 
+/// The longest a failing object waits between retries (the back-off's cap, in the README).
+const LONGEST_RETRY: Duration = Duration::from_secs(30);
+
+async fn churn_leaves_nothing_queued_and_no_back_off_behind(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
+    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    // Objects that fail until they are deleted: each one's ConfigMap, its own, was made immutable by
+    // hand with other options, so applying the options is refused and retried with back-off.
+    let stuck = ["stuck-0", "stuck-1", "stuck-2"];
+    for name in stuck {
+        let created = api
+            .create(&PostParams::default(), &vote_config_body(name, pets()))
+            .await
+            .unwrap();
+        let frozen: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": format!("{name}-config"), "ownerReferences": [{
+                "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig", "name": name,
+                "uid": created.metadata.uid.unwrap(), "controller": true
+            }]},
+            "immutable": true, "data": {"options.txt": "frozen"}
+        }))
+        .unwrap();
+        config_maps.create(&PostParams::default(), &frozen).await.unwrap();
+    }
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, vote_config::run);
+    eventually("the stuck objects backing off", LIMIT, || async {
+        (running.backoff_objects("vote-config") == Some(stuck.len() as f64)).then_some(())
+    })
+    .await;
+
+    // Churn: many VoteConfigs created and deleted at once, most before their first reconcile.
+    let churn = (0..60).map(|i| {
+        let api = api.clone();
+        async move {
+            let name = format!("churn-{i:02}");
+            api.create(&PostParams::default(), &vote_config_body(&name, pets()))
+                .await
+                .unwrap();
+            api.delete(&name, &DeleteParams::default()).await.unwrap();
+        }
+    });
+    futures::future::join_all(churn).await;
+    for name in stuck {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    // A watch delivers changes in order: once an object created after all of that is reconciled, the
+    // controller has seen every creation and deletion before it.
+    api.create(&PostParams::default(), &vote_config_body("last", pets()))
+        .await
+        .unwrap();
+    eventually("the last object reconciled", LIMIT, || async {
+        (ready(&api.get("last").await.ok()?).as_deref() == Some("True/Synced")).then_some(())
+    })
+    .await;
+    // A deleted object's retry, if one was due, is at most the longest back-off away.
+    eventually(
+        "an empty work queue and no back-off left",
+        LONGEST_RETRY + LIMIT,
+        || async {
+            let depth = running.workqueue_depth("vote-config")?;
+            let backoff = running.backoff_objects("vote-config")?;
+            (depth == 0.0 && backoff == 0.0).then_some(())
+        },
+    )
+    .await;
+    running.stop().await;
+}
+
 testenv::each_control_plane!(
+    churn_leaves_nothing_queued_and_no_back_off_behind,
     a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ours_is_repaired,
     config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config,
     a_config_map_owned_by_someone_else_is_never_taken_over,

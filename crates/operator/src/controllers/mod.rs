@@ -62,7 +62,11 @@ pub enum Triggers<K> {
 /// The key reconciles, back-off and the work-queue gauge use: `namespace/name`.
 pub fn object_key<K: kube::Resource>(object: &K) -> String {
     use kube::ResourceExt;
-    format!("{}/{}", object.namespace().unwrap_or_default(), object.name_any())
+    key(object.namespace().as_deref(), &object.name_any())
+}
+
+fn key(namespace: Option<&str>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or_default())
 }
 
 impl ControllerContext {
@@ -93,6 +97,7 @@ impl ControllerContext {
         self.readiness.expect_controller(name);
         let readiness = self.readiness.clone();
         let queue = runtime.queue();
+        let gone = runtime.clone();
         let (reader, writer) = reflector::store();
         // managedFields are the API server's bookkeeping; no controller reads them, and for small
         // objects they are the larger part, so the cache drops them (controller-runtime's
@@ -106,10 +111,11 @@ impl ControllerContext {
             Triggers::UnlessSettled(settled) => settled,
         };
         let trigger = reflector(writer, objects)
-            .inspect_ok(move |event| {
-                if matches!(event, watcher::Event::InitDone) {
-                    readiness.mark_synced(name);
-                }
+            .inspect_ok(move |event| match event {
+                watcher::Event::InitDone => readiness.mark_synced(name),
+                // Nothing is reconciled for a deleted object; what was kept for it goes now.
+                watcher::Event::Delete(object) => gone.forget(&object_key(object)),
+                _ => {}
             })
             .default_backoff()
             .try_filter(move |event| {
@@ -183,14 +189,34 @@ fn every(period: Duration) -> impl futures::Stream<Item = ()> + Send + 'static {
     })
 }
 
-/// Drives a running controller to its end; reconciles that did not complete were already counted
-/// and backed off by [`ReconcileRuntime`], so they are only logged here.
-pub async fn drain<T, E: std::fmt::Display>(results: impl futures::Stream<Item = Result<T, E>>) {
+/// What a running controller yields for each reconcile request it handled.
+pub type Outcome<K, E> = Result<
+    (
+        kube::runtime::reflector::ObjectRef<K>,
+        kube::runtime::controller::Action,
+    ),
+    kube::runtime::controller::Error<E, kube::runtime::watcher::Error>,
+>;
+
+/// Drives a running controller to its end. Reconciles that did not complete were already counted and
+/// backed off by [`ReconcileRuntime`], so they are only logged here. A request for an object no longer
+/// in the cache (deleted before its reconcile started, or before a retry) is the last word about that
+/// object: what `runtime` kept for it goes. (A deletion is also seen on the watch, but a reconcile in
+/// flight then may still fail after it and record a retry.)
+pub async fn drain<K, E>(runtime: &ReconcileRuntime, results: impl futures::Stream<Item = Outcome<K, E>>)
+where
+    K: kube::Resource,
+    E: std::error::Error + 'static,
+{
     use futures::StreamExt;
     results
         .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "reconcile did not complete");
+            match result {
+                Ok(_) => {}
+                Err(kube::runtime::controller::Error::ObjectNotFound(gone)) => {
+                    runtime.forget(&key(gone.namespace.as_deref(), &gone.name));
+                }
+                Err(error) => tracing::debug!(%error, "reconcile did not complete"),
             }
         })
         .await;

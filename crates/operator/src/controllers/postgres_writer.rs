@@ -103,10 +103,11 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
         client: ctx.client.clone(),
         rows,
         settings,
-        runtime,
+        runtime: runtime.clone(),
         events: ctx.events(NAME),
     });
     super::drain(
+        &runtime,
         ctx.configure(NAME, controller)
             .run(reconcile, error_policy, context),
     )

@@ -1,6 +1,7 @@
 //! What every controller does around its reconcile function: time it, count results and errors under
 //! controller-runtime's metric names, track the work queue and busy workers, and turn errors into
-//! per-object back-off.
+//! per-object back-off. What it keeps per object (a pending key, a failure count) is dropped when the
+//! object is gone, so it is bounded by the objects that exist.
 
 use std::{
     collections::HashSet,
@@ -17,13 +18,15 @@ use crate::{
     manager::{backoff::Backoff, metrics::Metrics},
 };
 
-#[derive(Debug)]
+/// Cheap to clone: every clone shares the same state.
+#[derive(Debug, Clone)]
 pub struct ReconcileRuntime {
     controller: &'static str,
     metrics: Arc<Metrics>,
-    backoff: Backoff,
+    backoff: Arc<Backoff>,
     queue: Arc<PendingObjects>,
     active_workers: Gauge,
+    backoff_objects: Gauge,
 }
 
 /// Objects that changed and wait for a reconcile to start: `workqueue_depth`. kube-runtime keeps its
@@ -66,12 +69,14 @@ impl ReconcileRuntime {
             depth: metrics.workqueue_depth(controller),
         });
         let active_workers = metrics.active_workers(controller);
+        let backoff_objects = metrics.backoff_objects(controller);
         Self {
             controller,
             metrics,
-            backoff,
+            backoff: Arc::new(backoff),
             queue,
             active_workers,
+            backoff_objects,
         }
     }
 
@@ -103,7 +108,7 @@ impl ReconcileRuntime {
             Err(_) => "error",
         };
         if outcome.is_ok() {
-            self.backoff.on_success(key);
+            self.reset_backoff(key);
         }
         tracing::debug!(controller = self.controller, object = key, result, elapsed = ?started.elapsed(), "reconcile finished");
         self.metrics
@@ -118,11 +123,26 @@ impl ReconcileRuntime {
         self.metrics.observe_error(self.controller, terminal);
         if terminal {
             tracing::warn!(controller = self.controller, object = key, %error, "terminal reconcile error");
+            // No retry is scheduled, so nothing would ever read or reset the failure count.
+            self.reset_backoff(key);
             Action::await_change()
         } else {
             let delay = self.backoff.on_failure(key);
+            self.backoff_objects.set(self.backoff.len() as i64);
             tracing::info!(controller = self.controller, object = key, %error, ?delay, "reconcile failed; retrying");
             Action::requeue(delay)
         }
+    }
+
+    /// Drops what is kept for the object `key`, which is gone: it waits for no reconcile and will
+    /// retry nothing.
+    pub fn forget(&self, key: &str) {
+        self.queue.remove(key);
+        self.reset_backoff(key);
+    }
+
+    fn reset_backoff(&self, key: &str) {
+        self.backoff.reset(key);
+        self.backoff_objects.set(self.backoff.len() as i64);
     }
 }

@@ -52,10 +52,11 @@ pub async fn run(ctx: ControllerContext) -> Result<()> {
         );
     let context = Arc::new(Context {
         client: ctx.client.clone(),
-        runtime,
+        runtime: runtime.clone(),
         events: ctx.events(NAME),
     });
     super::drain(
+        &runtime,
         ctx.configure(NAME, controller)
             .run(reconcile, error_policy, context),
     )

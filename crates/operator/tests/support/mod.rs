@@ -106,6 +106,12 @@ impl Running {
         self.sample_values(&sample).first().copied()
     }
 
+    /// The controller's `controller_backoff_objects`: objects waiting to retry after a failure.
+    pub fn backoff_objects(&self, controller: &str) -> Option<f64> {
+        let sample = format!("controller_backoff_objects{{controller=\"{controller}\"}} ");
+        self.sample_values(&sample).first().copied()
+    }
+
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
         self.sample_values("controller_runtime_reconcile_total{")

@@ -3,7 +3,19 @@
 //! reached yet) is never taken over: applying to it would merge our controller reference into it, and
 //! deleting the owner would then collect an object the user made.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::{Resource, ResourceExt};
+
+/// The owner references a child of `owner` carries: `owner` as its controller, also holding the owner's
+/// foreground deletion until the child is gone, as controller-runtime's SetControllerReference does.
+/// None before the owner has a uid.
+pub fn controller_reference<K: Resource<DynamicType = ()>>(owner: &K) -> Option<Vec<OwnerReference>> {
+    let reference = owner.controller_owner_ref(&())?;
+    Some(vec![OwnerReference {
+        block_owner_deletion: Some(true),
+        ..reference
+    }])
+}
 
 /// Whether `child` names `owner` as its controller.
 pub fn controlled_by(child: &impl Resource, owner: &impl Resource) -> bool {
@@ -58,5 +70,28 @@ mod tests {
             !controlled_by(&config_map("", Some(true)), &ConfigMap::default()),
             "no uid yet"
         );
+    }
+
+    #[test]
+    fn a_childs_reference_names_its_owner_as_controller_and_blocks_its_foreground_deletion() {
+        let mut owner = ConfigMap::default();
+        assert_eq!(controller_reference(&owner), None, "no uid yet");
+        owner.metadata.name = Some("pets".into());
+        owner.metadata.uid = Some("uid-1".into());
+        let reference = controller_reference(&owner).unwrap();
+        assert_eq!(
+            reference,
+            [OwnerReference {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: "pets".into(),
+                uid: "uid-1".into(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]
+        );
+        let mut child = ConfigMap::default();
+        child.metadata.owner_references = Some(reference);
+        assert!(controlled_by(&child, &owner));
     }
 }

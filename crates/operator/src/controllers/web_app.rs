@@ -3,7 +3,7 @@
 //! Deletion needs no operator: the owner references let the API server's garbage collector delete the
 //! children, so no finalizer holds a WebApp (the one earlier versions added is removed on sight).
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::collections::BTreeMap;
 
 use k8s_openapi::{
     api::{
@@ -11,77 +11,66 @@ use k8s_openapi::{
         core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec},
     },
     apimachinery::pkg::{
-        apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference},
+        apis::meta::v1::{LabelSelector, ObjectMeta},
         util::intstr::IntOrString,
     },
 };
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::{controller::Action, events::EventType, watcher},
+    runtime::{Controller, controller::Action, events::EventType, watcher},
 };
 use serde_json::json;
 
 use super::{
-    ControllerContext, ReconcileRuntime,
     conditions::{find_ready, ready_condition},
     drift::holds_all,
-    events::EventPublisher,
-    ownership::{controlled_by, not_owned_message},
+    ownership::{controlled_by, controller_reference, not_owned_message},
 };
 use crate::{
     Error, Result,
     api::web_app::{LEGACY_FINALIZER, WebApp, WebAppStatus},
-    manager::backoff::Backoff,
+    runtime::{ControllerContext, Reconciler, Toolkit},
 };
 
 pub const NAME: &str = "web-app";
-const FIELD_MANAGER: &str = "web-app";
 /// The name of our container in the Deployment's pods, and of our port in the Service.
 const CONTAINER: &str = "web";
 const PORT_NAME: &str = "http";
 
-struct Context {
-    client: kube::Client,
-    runtime: ReconcileRuntime,
-    events: EventPublisher,
+/// Runs the controller until shutdown.
+pub async fn run(ctx: ControllerContext) -> Result<()> {
+    crate::runtime::run(ctx, WebApps).await
 }
 
-pub async fn run(ctx: ControllerContext) -> Result<()> {
-    let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = ctx
-        .controller(
-            Api::<WebApp>::all(ctx.client.clone()),
-            &runtime,
-            super::Triggers::EveryChange,
-        )
-        .owns(
-            Api::<Deployment>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .owns(
-            Api::<Service>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        );
-    let context = Arc::new(Context {
-        client: ctx.client.clone(),
-        runtime: runtime.clone(),
-        events: ctx.events(NAME),
-    });
-    super::drain(
-        &runtime,
-        ctx.configure(NAME, controller)
-            .run(reconcile, error_policy, context),
-    )
-    .await;
-    Ok(())
+struct WebApps;
+
+impl Reconciler for WebApps {
+    type Object = WebApp;
+    const NAME: &'static str = NAME;
+
+    fn watch(controller: Controller<WebApp>, client: &kube::Client) -> Controller<WebApp> {
+        controller
+            .owns(Api::<Deployment>::all(client.clone()), watcher::Config::default())
+            .owns(Api::<Service>::all(client.clone()), watcher::Config::default())
+    }
+
+    async fn apply(&self, web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
+        remove_legacy_finalizer(web_app, kit).await?;
+        if web_app.meta().deletion_timestamp.is_some() {
+            // Being deleted: the garbage collector takes the children; applying them again would
+            // only race it.
+            return Ok(Action::await_change());
+        }
+        reconcile_children(web_app, kit).await
+    }
 }
 
 fn labels(web_app: &WebApp) -> BTreeMap<String, String> {
     BTreeMap::from([("app".to_owned(), web_app.name_any())])
 }
 
-/// [`labels`] as a selector string (`app=web`), as the scale subresource reports it.
+/// The pods' labels as a selector string (`app=web`), as the scale subresource reports it.
 pub fn selector(web_app: &WebApp) -> String {
     labels(web_app)
         .iter()
@@ -95,14 +84,7 @@ fn owned_meta(web_app: &WebApp) -> ObjectMeta {
         name: Some(web_app.name_any()),
         namespace: web_app.namespace(),
         labels: Some(labels(web_app)),
-        owner_references: Some(vec![OwnerReference {
-            api_version: "example.com/v1".into(),
-            kind: "WebApp".into(),
-            name: web_app.name_any(),
-            uid: web_app.uid().unwrap_or_default(),
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-        }]),
+        owner_references: controller_reference(web_app),
         ..Default::default()
     }
 }
@@ -216,25 +198,10 @@ pub fn phase(deployment: Option<&Deployment>, web_app: &WebApp) -> (&'static str
     }
 }
 
-async fn reconcile(web_app: Arc<WebApp>, ctx: Arc<Context>) -> Result<Action> {
-    let key = super::object_key(web_app.as_ref());
-    ctx.runtime
-        .instrument(&key, async {
-            remove_legacy_finalizer(&web_app, &ctx).await?;
-            if web_app.meta().deletion_timestamp.is_some() {
-                // Being deleted: the garbage collector takes the children; applying them again would
-                // only race it.
-                return Ok(Action::await_change());
-            }
-            apply(&web_app, &ctx).await
-        })
-        .await
-}
-
 /// Removes [`LEGACY_FINALIZER`] if `web_app` carries it. The patch names the resourceVersion it read,
 /// so that a list another controller changed meanwhile is refused (409, retried) rather than
 /// overwritten.
-async fn remove_legacy_finalizer(web_app: &WebApp, ctx: &Context) -> Result<()> {
+async fn remove_legacy_finalizer(web_app: &WebApp, kit: &Toolkit) -> Result<()> {
     if !web_app.finalizers().iter().any(|f| f == LEGACY_FINALIZER) {
         return Ok(());
     }
@@ -253,28 +220,21 @@ async fn remove_legacy_finalizer(web_app: &WebApp, ctx: &Context) -> Result<()> 
         "resourceVersion": web_app.resource_version(),
         "finalizers": finalizers,
     }});
-    let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &web_app.namespace().unwrap_or_default());
+    let api: Api<WebApp> = kit.api_beside(web_app);
     api.patch(&web_app.name_any(), &PatchParams::default(), &Patch::Merge(patch))
         .await?;
     tracing::info!(
-        object = %super::object_key(web_app),
+        object = %crate::runtime::object_key(web_app),
         finalizer = LEGACY_FINALIZER,
         "removed the finalizer earlier versions added"
     );
     Ok(())
 }
 
-fn error_policy(web_app: Arc<WebApp>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime
-        .error_action(&super::object_key(web_app.as_ref()), error)
-}
-
-async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
-    let namespace = web_app.namespace().unwrap_or_default();
+async fn reconcile_children(web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
     let name = web_app.name_any();
-    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
-    let services: Api<Service> = Api::namespaced(ctx.client.clone(), &namespace);
-    let apply = PatchParams::apply(FIELD_MANAGER).force();
+    let deployments: Api<Deployment> = kit.api_beside(web_app);
+    let services: Api<Service> = kit.api_beside(web_app);
 
     // Observe.
     let mut deployment = deployments.get_opt(&name).await?;
@@ -290,28 +250,14 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
             .as_ref()
             .is_some_and(|d| deployment_matches(d, web_app))
     {
-        deployment = Some(
-            deployments
-                .patch(&name, &apply, &Patch::Apply(&desired_deployment(web_app)))
-                .await?,
-        );
-        ctx.events.publish(
-            web_app.object_ref(&()),
-            EventType::Normal,
-            "DeploymentApplied",
-            format!("Deployment {name} applied"),
-        );
+        deployment = Some(kit.apply(&desired_deployment(web_app)).await?);
+        let note = format!("Deployment {name} applied");
+        kit.publish(web_app, EventType::Normal, "DeploymentApplied", note);
     }
     if foreign.is_none() && !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
-        services
-            .patch(&name, &apply, &Patch::Apply(&desired_service(web_app)))
-            .await?;
-        ctx.events.publish(
-            web_app.object_ref(&()),
-            EventType::Normal,
-            "ServiceApplied",
-            format!("Service {name} applied"),
-        );
+        kit.apply(&desired_service(web_app)).await?;
+        let note = format!("Service {name} applied");
+        kit.publish(web_app, EventType::Normal, "ServiceApplied", note);
     }
 
     // The status: a stranger's Deployment says nothing about ours.
@@ -343,18 +289,9 @@ async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
     if let Some((reason, message)) = &foreign
         && web_app.status.as_ref() != Some(&status)
     {
-        ctx.events.publish(
-            web_app.object_ref(&()),
-            EventType::Warning,
-            reason,
-            message.clone(),
-        );
+        kit.publish(web_app, EventType::Warning, reason, message.clone());
     }
-    if web_app.status.as_ref() != Some(&status) {
-        let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &namespace);
-        let body = json!({"apiVersion": "example.com/v1", "kind": "WebApp", "status": status});
-        api.patch_status(&name, &apply, &Patch::Apply(body)).await?;
-    }
+    kit.write_status(web_app, status).await?;
     if let Some((_, message)) = foreign {
         return Err(Error::NotOwned(message));
     }

@@ -11,10 +11,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Api, api::PostParams};
-use operator::{
-    controllers::ControllerContext,
-    manager::{metrics::Metrics, readiness::Readiness},
-};
+use operator::runtime::{ControllerContext, metrics::Metrics, readiness::Readiness};
 use tokio::{sync::watch, task::JoinHandle};
 
 pub use testenv::{Backend, ControlPlane};

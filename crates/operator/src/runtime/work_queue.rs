@@ -1,6 +1,7 @@
-//! What every controller does around its reconcile function: time it, count results and errors under
-//! controller-runtime's metric names, track the work queue and busy workers, and turn errors into
-//! per-object back-off. What it keeps per object (a pending key, a failure count) is dropped when the
+//! The bookkeeping of one controller's work, as controller-runtime's rate-limited work queue keeps it
+//! (kube-runtime's scheduler is private): around each reconcile, time it, count results and errors
+//! under controller-runtime's metric names, track the objects waiting and the busy workers, and turn
+//! errors into per-object back-off. What it keeps per object (a pending key, a failure count) is dropped when the
 //! object is gone, so it is bounded by the objects that exist.
 
 use std::{
@@ -13,34 +14,31 @@ use std::{
 use kube::runtime::controller::Action;
 use prometheus_client::metrics::gauge::Gauge;
 
-use crate::{
-    Error, Result,
-    manager::{backoff::Backoff, metrics::Metrics},
-};
+use super::{backoff::Backoff, metrics::Metrics};
+use crate::{Error, Result};
 
 /// Cheap to clone: every clone shares the same state.
 #[derive(Debug, Clone)]
-pub struct ReconcileRuntime {
+pub struct WorkQueue {
     controller: &'static str,
     metrics: Arc<Metrics>,
     backoff: Arc<Backoff>,
-    queue: Arc<PendingObjects>,
+    pending: Arc<PendingObjects>,
     active_workers: Gauge,
     backoff_objects: Gauge,
 }
 
-/// Objects that changed and wait for a reconcile to start: `workqueue_depth`. kube-runtime keeps its
-/// scheduler private, so the set is mirrored from the trigger stream (see
-/// [`super::ControllerContext::controller`]) and from reconcile starts. Changes of owned children are
-/// not counted.
+/// Objects that changed and wait for a reconcile to start: `workqueue_depth`. Mirrored from the trigger
+/// stream (see `ControllerContext::controller`) and from reconcile starts. Changes of owned children
+/// are not counted.
 #[derive(Debug, Default)]
-pub struct PendingObjects {
+struct PendingObjects {
     keys: Mutex<HashSet<String>>,
     depth: Gauge,
 }
 
 impl PendingObjects {
-    pub fn add(&self, key: String) {
+    fn add(&self, key: String) {
         let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
         keys.insert(key);
         self.depth.set(keys.len() as i64);
@@ -62,9 +60,9 @@ impl Drop for Busy {
     }
 }
 
-impl ReconcileRuntime {
-    pub fn new(controller: &'static str, metrics: Arc<Metrics>, backoff: Backoff) -> Self {
-        let queue = Arc::new(PendingObjects {
+impl WorkQueue {
+    pub(super) fn new(controller: &'static str, metrics: Arc<Metrics>, backoff: Backoff) -> Self {
+        let pending = Arc::new(PendingObjects {
             keys: Mutex::default(),
             depth: metrics.workqueue_depth(controller),
         });
@@ -74,29 +72,29 @@ impl ReconcileRuntime {
             controller,
             metrics,
             backoff: Arc::new(backoff),
-            queue,
+            pending,
             active_workers,
             backoff_objects,
         }
     }
 
-    pub fn controller(&self) -> &'static str {
+    pub(super) fn controller(&self) -> &'static str {
         self.controller
     }
 
-    /// The pending-object set the trigger stream adds to.
-    pub fn queue(&self) -> Arc<PendingObjects> {
-        self.queue.clone()
+    /// The object `key` changed: a reconcile of it is on its way.
+    pub(super) fn added(&self, key: String) {
+        self.pending.add(key);
     }
 
     /// Runs one reconcile of the object `key` (`namespace/name`), recording its outcome. Success
     /// resets the object's back-off.
-    pub async fn instrument(
+    pub(super) async fn instrument(
         &self,
         key: &str,
         reconcile: impl Future<Output = Result<Action>>,
     ) -> Result<Action> {
-        self.queue.remove(key);
+        self.pending.remove(key);
         self.active_workers.inc();
         let _busy = Busy(self.active_workers.clone());
         let started = Instant::now();
@@ -118,7 +116,7 @@ impl ReconcileRuntime {
 
     /// The error policy: terminal errors wait for the object to change; others retry after the object's
     /// next back-off delay.
-    pub fn error_action(&self, key: &str, error: &Error) -> Action {
+    pub(super) fn error_action(&self, key: &str, error: &Error) -> Action {
         let terminal = error.is_terminal();
         self.metrics.observe_error(self.controller, terminal);
         if terminal {
@@ -136,8 +134,8 @@ impl ReconcileRuntime {
 
     /// Drops what is kept for the object `key`, which is gone: it waits for no reconcile and will
     /// retry nothing.
-    pub fn forget(&self, key: &str) {
-        self.queue.remove(key);
+    pub(super) fn forget(&self, key: &str) {
+        self.pending.remove(key);
         self.reset_backoff(key);
     }
 

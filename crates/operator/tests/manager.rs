@@ -20,9 +20,9 @@ use kube::{
 };
 use operator::{
     api::{postgres_writer::PostgresWriter, vote_config::VoteConfig, web_app::WebApp},
-    controllers::{self, ReconcileRuntime, vote_config},
+    controllers::vote_config,
     db::throwaway::ThrowawayPostgres,
-    manager::backoff::Backoff,
+    runtime::{self, Reconciler, Toolkit},
 };
 use serde_json::json;
 use support::{Backend, OperatorProcess, eventually, http_get};
@@ -502,28 +502,26 @@ struct Progress {
     finished: AtomicUsize,
 }
 
+/// A controller of ConfigMaps whose every reconcile outlasts the shutdown request.
+struct Slow(Arc<Progress>);
+
+impl Reconciler for Slow {
+    type Object = ConfigMap;
+    const NAME: &'static str = "slow";
+
+    async fn apply(&self, _: &ConfigMap, _: &Toolkit) -> operator::Result<Action> {
+        self.0.started.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        self.0.finished.fetch_add(1, Ordering::SeqCst);
+        Ok(Action::await_change())
+    }
+}
+
 async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish(backend: Backend) {
     let (_plane, client) = support::cluster(backend).await;
     let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
-    let runtime = ReconcileRuntime::new("slow", ctx.metrics.clone(), Backoff::default());
-    let slow = ctx.configure(
-        "slow",
-        ctx.controller(
-            Api::<ConfigMap>::namespaced(client.clone(), "default"),
-            &runtime,
-            operator::controllers::Triggers::EveryChange,
-        ),
-    );
     let progress = Arc::new(Progress::default());
-    let reconcile = |_: Arc<ConfigMap>, progress: Arc<Progress>| async move {
-        progress.started.fetch_add(1, Ordering::SeqCst);
-        // Work that outlasts the shutdown request.
-        tokio::time::sleep(Duration::from_millis(800)).await;
-        progress.finished.fetch_add(1, Ordering::SeqCst);
-        Ok::<_, operator::Error>(Action::await_change())
-    };
-    let stream = slow.run(reconcile, |_, _, _| Action::await_change(), progress.clone());
-    let controller = tokio::spawn(controllers::drain(stream));
+    let controller = tokio::spawn(runtime::run(ctx, Slow(progress.clone())));
 
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let body: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "slow"}})).unwrap();
@@ -535,7 +533,10 @@ async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish(backend: Backen
 
     let _ = shutdown.send(true);
     assert!(
-        tokio::time::timeout(PROMPT_EXIT, controller).await.is_ok(),
+        matches!(
+            tokio::time::timeout(PROMPT_EXIT, controller).await,
+            Ok(Ok(Ok(())))
+        ),
         "the controller ends once its reconcile has"
     );
     assert_eq!(

@@ -260,7 +260,177 @@ async fn invalid_options_are_rejected_with_field_paths(backend: Backend) {
     }
 }
 
+/// The resync interval of the drift tests: short, so that several resyncs pass quickly.
+const RESYNC: Duration = Duration::from_secs(1);
+
+async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ours_is_repaired(
+    backend: Backend,
+) {
+    let (plane, client) = support::cluster(backend).await;
+    let (ctx, shutdown) = support::context(&client, RESYNC);
+    let running = support::spawn(ctx, shutdown, vote_config::run);
+    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &vote_config_body("pets", pets()))
+        .await
+        .unwrap();
+    eventually("Synced and its creation reported", LIMIT, || async {
+        let synced = ready(&api.get("pets").await.ok()?).as_deref() == Some("True/Synced");
+        let created = support::times_reported(&client, "default", "pets", "Created")
+            .await
+            .ok()?;
+        (synced && created == 1).then_some(())
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    plane.write_kubeconfig(&kubeconfig).unwrap();
+
+    // Someone adds a key, under a field manager of their own.
+    let before = running.reconciles();
+    let version = support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "configmap",
+            "pets-config",
+            "--type",
+            "merge",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"data":{"extra":"x"}}"#,
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+    );
+    // The change's own reconcile and at least two resyncs.
+    eventually("three reconciles", LIMIT + 3 * RESYNC, || async {
+        (running.reconciles() >= before + 3).then_some(())
+    })
+    .await;
+    let live = config_maps.get("pets-config").await.unwrap();
+    assert_eq!(
+        live.metadata.resource_version.as_deref(),
+        Some(version.as_str()),
+        "no write since the hand edit"
+    );
+    let data = live.data.unwrap();
+    assert_eq!(
+        (data["options.txt"].as_str(), data["extra"].as_str()),
+        ("a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n", "x"),
+        "our key as it was, theirs kept"
+    );
+    assert_eq!(
+        support::times_reported(&client, "default", "pets", "Updated")
+            .await
+            .unwrap(),
+        0,
+        "no update reported"
+    );
+
+    // A hand edit of our key is repaired, and theirs still stays.
+    support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "configmap",
+            "pets-config",
+            "--type",
+            "merge",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"data":{"options.txt":"hacked"}}"#,
+        ],
+    );
+    eventually("our key repaired and the repair reported", LIMIT, || async {
+        let data = config_maps.get("pets-config").await.ok()?.data?;
+        let updated = support::times_reported(&client, "default", "pets", "Updated")
+            .await
+            .ok()?;
+        (data.get("options.txt")?.as_str() == "a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n"
+            && data.get("extra")?.as_str() == "x"
+            && updated == 1)
+            .then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
+/// The longest a failing object waits between retries (the back-off's cap, in the README).
+const LONGEST_RETRY: Duration = Duration::from_secs(30);
+
+async fn churn_leaves_nothing_queued_and_no_back_off_behind(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
+    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    // Objects that fail until they are deleted: each one's ConfigMap, its own, was made immutable by
+    // hand with other options, so applying the options is refused and retried with back-off.
+    let stuck = ["stuck-0", "stuck-1", "stuck-2"];
+    for name in stuck {
+        let created = api
+            .create(&PostParams::default(), &vote_config_body(name, pets()))
+            .await
+            .unwrap();
+        let frozen: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": format!("{name}-config"), "ownerReferences": [{
+                "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig", "name": name,
+                "uid": created.metadata.uid.unwrap(), "controller": true
+            }]},
+            "immutable": true, "data": {"options.txt": "frozen"}
+        }))
+        .unwrap();
+        config_maps.create(&PostParams::default(), &frozen).await.unwrap();
+    }
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, vote_config::run);
+    eventually("the stuck objects backing off", LIMIT, || async {
+        (running.backoff_objects("vote-config") == Some(stuck.len() as f64)).then_some(())
+    })
+    .await;
+
+    // Churn: many VoteConfigs created and deleted at once, most before their first reconcile.
+    let churn = (0..60).map(|i| {
+        let api = api.clone();
+        async move {
+            let name = format!("churn-{i:02}");
+            api.create(&PostParams::default(), &vote_config_body(&name, pets()))
+                .await
+                .unwrap();
+            api.delete(&name, &DeleteParams::default()).await.unwrap();
+        }
+    });
+    futures::future::join_all(churn).await;
+    for name in stuck {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    // A watch delivers changes in order: once an object created after all of that is reconciled, the
+    // controller has seen every creation and deletion before it.
+    api.create(&PostParams::default(), &vote_config_body("last", pets()))
+        .await
+        .unwrap();
+    eventually("the last object reconciled", LIMIT, || async {
+        (ready(&api.get("last").await.ok()?).as_deref() == Some("True/Synced")).then_some(())
+    })
+    .await;
+    // A deleted object's retry, if one was due, is at most the longest back-off away.
+    eventually(
+        "an empty work queue and no back-off left",
+        LONGEST_RETRY + LIMIT,
+        || async {
+            let depth = running.workqueue_depth("vote-config")?;
+            let backoff = running.backoff_objects("vote-config")?;
+            (depth == 0.0 && backoff == 0.0).then_some(())
+        },
+    )
+    .await;
+    running.stop().await;
+}
+
 testenv::each_control_plane!(
+    churn_leaves_nothing_queued_and_no_back_off_behind,
+    a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ours_is_repaired,
     config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config,
     a_config_map_owned_by_someone_else_is_never_taken_over,
     invalid_options_are_rejected_with_field_paths,

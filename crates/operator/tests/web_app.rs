@@ -307,7 +307,279 @@ async fn kubectl_scale_resizes_the_web_app_and_its_deployment(backend: Backend) 
     running.stop().await;
 }
 
+/// The child of a WebApp's name that a user makes before the WebApp exists.
+#[derive(Clone, Copy)]
+enum Child {
+    Deployment,
+    Service,
+}
+
+/// Makes the user's `child` named `name`; returns its uid.
+async fn make_users(client: &kube::Client, child: Child, name: &str) -> Option<String> {
+    let meta = json!({"name": name, "namespace": "default", "labels": {"team": "users"}});
+    let created = match child {
+        Child::Deployment => {
+            let body: Deployment = serde_json::from_value(json!({
+                "metadata": meta,
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "users-own"}},
+                         "template": {"metadata": {"labels": {"app": "users-own"}},
+                                      "spec": {"containers": [{"name": "main", "image": "busybox:1.36"}]}}}
+            }))
+            .unwrap();
+            let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+            api.create(&PostParams::default(), &body).await.unwrap().metadata
+        }
+        Child::Service => {
+            let body: Service = serde_json::from_value(json!({
+                "metadata": meta,
+                "spec": {"selector": {"app": "users-own"}, "ports": [{"name": "web", "port": 9000}]}
+            }))
+            .unwrap();
+            let api: Api<Service> = Api::namespaced(client.clone(), "default");
+            api.create(&PostParams::default(), &body).await.unwrap().metadata
+        }
+    };
+    created.uid
+}
+
+/// What the user's `child` looks like to whoever might have touched it, if it exists.
+#[derive(Debug, PartialEq)]
+struct Touched {
+    uid: Option<String>,
+    owner_references: usize,
+    /// Whether the WebApp's field manager wrote any field.
+    by_us: bool,
+}
+
+async fn users(client: &kube::Client, child: Child, name: &str) -> Option<Touched> {
+    let meta = match child {
+        Child::Deployment => {
+            Api::<Deployment>::namespaced(client.clone(), "default")
+                .get_opt(name)
+                .await
+                .unwrap()?
+                .metadata
+        }
+        Child::Service => {
+            Api::<Service>::namespaced(client.clone(), "default")
+                .get_opt(name)
+                .await
+                .unwrap()?
+                .metadata
+        }
+    };
+    Some(Touched {
+        uid: meta.uid,
+        owner_references: meta.owner_references.map_or(0, |o| o.len()),
+        by_us: meta
+            .managed_fields
+            .unwrap_or_default()
+            .iter()
+            .any(|m| m.manager.as_deref() == Some("web-app")),
+    })
+}
+
+async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backend: Backend, child: Child) {
+    let (_plane, client) = support::cluster(backend).await;
+    let uid = make_users(&client, child, "shop").await;
+    let untouched = Some(Touched {
+        uid,
+        owner_references: 0,
+        by_us: false,
+    });
+    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let created = api
+        .create(&PostParams::default(), &web_app_body("shop"))
+        .await
+        .unwrap();
+
+    let (reason, other) = match child {
+        Child::Deployment => ("DeploymentNotOwned", "services"),
+        Child::Service => ("ServiceNotOwned", "deployments"),
+    };
+    let ready = eventually("Ready=False with the not-owned reason", LIMIT, || async {
+        let status = api.get("shop").await.ok()?.status?;
+        let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
+        (ready.status == "False" && ready.reason == reason).then_some(ready)
+    })
+    .await;
+    assert!(
+        ready.message.contains("not owned") && ready.message.contains("delete or rename"),
+        "the message says what to do: {}",
+        ready.message
+    );
+    eventually("a Warning Event", LIMIT, || async {
+        let events = support::events(&client, "default", "shop", reason).await.ok()?;
+        events
+            .iter()
+            .any(|e| e.type_.as_deref() == Some("Warning"))
+            .then_some(())
+    })
+    .await;
+    assert_eq!(
+        users(&client, child, "shop").await,
+        untouched,
+        "the user's object is untouched"
+    );
+    // Neither child is applied while one is in the way.
+    let other_exists = match other {
+        "services" => Api::<Service>::namespaced(client.clone(), "default")
+            .get_opt("shop")
+            .await
+            .unwrap()
+            .is_some(),
+        _ => Api::<Deployment>::namespaced(client.clone(), "default")
+            .get_opt("shop")
+            .await
+            .unwrap()
+            .is_some(),
+    };
+    assert!(!other_exists, "no {other} made beside the user's object");
+
+    // Deleting the WebApp leaves the user's object: once the garbage collector has collected a
+    // dependent the WebApp really owns, it has acted on the deletion.
+    let owned: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "shop-dependent", "ownerReferences": [{
+            "apiVersion": "example.com/v1", "kind": "WebApp", "name": "shop",
+            "uid": created.metadata.uid.clone().unwrap()
+        }]}
+    }))
+    .unwrap();
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(client.clone(), "default");
+    config_maps.create(&PostParams::default(), &owned).await.unwrap();
+    api.delete("shop", &DeleteParams::default()).await.unwrap();
+    support::until_gone(
+        &config_maps,
+        "shop-dependent",
+        "the WebApp's dependent to be collected",
+        support::COLLECTED_WITHIN,
+    )
+    .await;
+    support::until_gone(&api, "shop", "the WebApp to go", LIMIT).await;
+    assert_eq!(
+        users(&client, child, "shop").await,
+        untouched,
+        "the user's object outlives the WebApp, untouched"
+    );
+    running.stop().await;
+}
+
+async fn a_deployment_someone_else_made_is_left_alone_and_outlives_the_web_app(backend: Backend) {
+    a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backend, Child::Deployment).await;
+}
+
+async fn a_service_someone_else_made_is_left_alone_and_outlives_the_web_app(backend: Backend) {
+    a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backend, Child::Service).await;
+}
+
+/// The resync interval of the drift test: short, so that several resyncs pass quickly.
+const RESYNC: Duration = Duration::from_secs(1);
+
+async fn what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_report(backend: Backend) {
+    let (plane, client) = support::cluster(backend).await;
+    let _kubelet = KubeletStandIn::start(&plane, &client);
+    let (ctx, shutdown) = support::context(&client, RESYNC);
+    let running = support::spawn(ctx, shutdown, web_app::run);
+    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &web_app_body("shop"))
+        .await
+        .unwrap();
+    let applied = || async {
+        let deployment = support::times_reported(&client, "default", "shop", "DeploymentApplied").await;
+        let service = support::times_reported(&client, "default", "shop", "ServiceApplied").await;
+        Some((deployment.ok()?, service.ok()?))
+    };
+    eventually("Running and both children's creation reported", LIMIT, || async {
+        let running = phase(&api, "shop").await.as_deref() == Some("Running");
+        (running && applied().await? == (1, 1)).then_some(())
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    plane.write_kubeconfig(&kubeconfig).unwrap();
+
+    // Someone adds a port to the Service and a label to the pods, under a field manager of their own.
+    let before = running.reconciles();
+    let service_version = support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "service",
+            "shop",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"spec":{"ports":[{"name":"metrics","port":9090}]}}"#,
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ],
+    );
+    support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "deployment",
+            "shop",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"spec":{"template":{"metadata":{"labels":{"team":"shop"}}}}}"#,
+        ],
+    );
+    // The changes' own reconciles and at least two resyncs.
+    eventually("four reconciles", LIMIT + 4 * RESYNC, || async {
+        (running.reconciles() >= before + 4).then_some(())
+    })
+    .await;
+    let service = services.get("shop").await.unwrap();
+    assert_eq!(
+        service.metadata.resource_version.as_deref(),
+        Some(service_version.as_str()),
+        "no Service write since the hand edit"
+    );
+    let mut ports: Vec<i32> = service
+        .spec
+        .unwrap()
+        .ports
+        .unwrap()
+        .iter()
+        .map(|p| p.port)
+        .collect();
+    ports.sort();
+    assert_eq!(ports, [80, 9090], "their port kept beside ours");
+    let template = deployments.get("shop").await.unwrap().spec.unwrap().template;
+    assert_eq!(template.metadata.unwrap().labels.unwrap()["team"], "shop");
+    assert_eq!(applied().await, Some((1, 1)), "no child applied again");
+
+    // A hand edit of our field is repaired.
+    support::kubectl(
+        &kubeconfig,
+        &[
+            "patch",
+            "deployment",
+            "shop",
+            "--field-manager",
+            "someone-else",
+            "-p",
+            r#"{"spec":{"replicas":5}}"#,
+        ],
+    );
+    eventually("our replicas repaired and the repair reported", LIMIT, || async {
+        let replicas = deployments.get("shop").await.ok()?.spec?.replicas;
+        (replicas == Some(2) && applied().await? == (2, 1)).then_some(())
+    })
+    .await;
+    running.stop().await;
+}
+
 testenv::each_control_plane!(
+    what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_report,
+    a_deployment_someone_else_made_is_left_alone_and_outlives_the_web_app,
+    a_service_someone_else_made_is_left_alone_and_outlives_the_web_app,
     kubectl_scale_resizes_the_web_app_and_its_deployment,
     deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness,
     a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying,

@@ -1,5 +1,5 @@
-//! Status conditions, one of the two ways every controller tells users what happened (Events, in
-//! `events.rs`, are the other).
+//! Status conditions, one of the two ways every controller tells users what happened (Events, published
+//! through [`crate::runtime::Toolkit`], are the other).
 
 use crate::api::postgres_writer::Condition;
 

@@ -9,31 +9,20 @@ use std::{sync::Arc, time::Duration};
 
 use kube::{
     Api, Resource, ResourceExt,
-    api::{Patch, PatchParams},
-    runtime::{
-        controller::Action,
-        events::EventType,
-        finalizer::{self, finalizer},
-    },
+    runtime::{controller::Action, events::EventType},
 };
-use serde_json::json;
 
-use super::{
-    ControllerContext, ReconcileRuntime,
-    conditions::{find_ready, now_rfc3339, ready_condition},
-    events::EventPublisher,
-};
+use super::conditions::{find_ready, now_rfc3339, ready_condition};
 use crate::{
     Error, Result,
     api::postgres_writer::{
         Condition, FINALIZER, LEAVE_ROW_ANNOTATION, PostgresWriter, PostgresWriterStatus,
     },
     db::{Pool, Row, RowStore, RowWriter, TableName, TableState, UpsertOutcome},
-    manager::backoff::Backoff,
+    runtime::{ControllerContext, Reconciler, Toolkit, Triggers, object_key},
 };
 
 pub const NAME: &str = "postgres-writer";
-const FIELD_MANAGER: &str = "postgres-writer";
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct Settings {
@@ -56,14 +45,6 @@ impl Default for Settings {
     }
 }
 
-struct Context {
-    client: kube::Client,
-    rows: RowWriter,
-    settings: Settings,
-    runtime: ReconcileRuntime,
-    events: EventPublisher,
-}
-
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Result<()> {
     let store = RowStore::new(pool, ctx.metrics.database.clone());
@@ -82,12 +63,6 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
             Box::pin(async move { rows.ping().await })
         }),
     );
-    let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = ctx.controller(
-        Api::<PostgresWriter>::all(ctx.client.clone()),
-        &runtime,
-        super::Triggers::UnlessSettled(settled),
-    );
     if settings.orphan_sweep {
         let sweeping = sweep_orphan_rows_periodically(ctx.client.clone(), rows.clone(), ctx.resync);
         // The sweep stops with the controller: a stopped operator deletes nothing.
@@ -99,37 +74,44 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
             }
         });
     }
-    let context = Arc::new(Context {
-        client: ctx.client.clone(),
-        rows,
-        settings,
-        runtime,
-        events: ctx.events(NAME),
-    });
-    super::drain(
-        ctx.configure(NAME, controller)
-            .run(reconcile, error_policy, context),
-    )
-    .await;
-    Ok(())
+    crate::runtime::run(ctx, PostgresWriters { rows, settings }).await
 }
 
-async fn reconcile(writer: Arc<PostgresWriter>, ctx: Arc<Context>) -> Result<Action> {
-    let key = super::object_key(writer.as_ref());
-    let api: Api<PostgresWriter> =
-        Api::namespaced(ctx.client.clone(), &writer.namespace().unwrap_or_default());
-    ctx.runtime
-        .instrument(&key, async {
-            finalizer(&api, FINALIZER, writer, |event| async {
-                match event {
-                    finalizer::Event::Apply(writer) => apply(&writer, &ctx).await,
-                    finalizer::Event::Cleanup(writer) => cleanup(&writer, &ctx).await,
-                }
-            })
-            .await
-            .map_err(|e| Error::Finalizer(Box::new(e)))
-        })
-        .await
+struct PostgresWriters {
+    rows: RowWriter,
+    settings: Settings,
+}
+
+impl Reconciler for PostgresWriters {
+    type Object = PostgresWriter;
+    const NAME: &'static str = NAME;
+    const TRIGGERS: Triggers<PostgresWriter> = Triggers::UnlessSettled(settled);
+    const FINALIZER: Option<&'static str> = Some(FINALIZER);
+
+    async fn apply(&self, writer: &PostgresWriter, kit: &Toolkit) -> Result<Action> {
+        apply(writer, &self.context(kit)).await
+    }
+
+    async fn cleanup(&self, writer: &PostgresWriter, kit: &Toolkit) -> Result<Action> {
+        cleanup(writer, &self.context(kit)).await
+    }
+}
+
+/// What one reconcile works with.
+struct Context<'a> {
+    rows: &'a RowWriter,
+    settings: &'a Settings,
+    kit: &'a Toolkit,
+}
+
+impl PostgresWriters {
+    fn context<'a>(&'a self, kit: &'a Toolkit) -> Context<'a> {
+        Context {
+            rows: &self.rows,
+            settings: &self.settings,
+            kit,
+        }
+    }
 }
 
 /// Whether `writer` holds its finalizer and its status already answers its generation (Ready or not):
@@ -143,17 +125,12 @@ fn settled(writer: &PostgresWriter) -> bool {
         && writer.status.as_ref().and_then(|s| s.observed_generation) == meta.generation
 }
 
-fn error_policy(writer: Arc<PostgresWriter>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime
-        .error_action(&super::object_key(writer.as_ref()), error)
-}
-
 /// The row the spec asks for.
 pub fn desired_row(writer: &PostgresWriter) -> Result<Row> {
     let age = i32::try_from(writer.spec.age)
         .map_err(|_| Error::InvalidSpec(format!("age {} does not fit an integer column", writer.spec.age)))?;
     Ok(Row {
-        id: super::object_key(writer),
+        id: object_key(writer),
         owner_uid: writer.uid().unwrap_or_default(),
         name: writer.spec.name.clone(),
         age,
@@ -165,29 +142,8 @@ fn previous_ready(writer: &PostgresWriter) -> Option<&Condition> {
     find_ready(&writer.status.as_ref()?.conditions)
 }
 
-/// Writes the status only when it differs from what is stored (a converged reconcile writes nothing).
-async fn write_status(ctx: &Context, writer: &PostgresWriter, status: PostgresWriterStatus) -> Result<()> {
-    if writer.status.as_ref() == Some(&status) {
-        return Ok(());
-    }
-    let api: Api<PostgresWriter> =
-        Api::namespaced(ctx.client.clone(), &writer.namespace().unwrap_or_default());
-    let body = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter", "status": status});
-    api.patch_status(
-        &writer.name_any(),
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(body),
-    )
-    .await?;
-    Ok(())
-}
-
-async fn publish(ctx: &Context, writer: &PostgresWriter, type_: EventType, reason: &str, note: String) {
-    ctx.events.publish(writer.object_ref(&()), type_, reason, note);
-}
-
 /// Reports a failure on the resource (condition + Event) and returns the error for back-off.
-async fn report(ctx: &Context, writer: &PostgresWriter, reason: &str, error: Error) -> Error {
+async fn report(ctx: &Context<'_>, writer: &PostgresWriter, reason: &str, error: Error) -> Error {
     let message = error.to_string();
     let mut status = writer.status.clone().unwrap_or_default();
     status.observed_generation = writer.meta().generation;
@@ -199,11 +155,11 @@ async fn report(ctx: &Context, writer: &PostgresWriter, reason: &str, error: Err
         writer.meta().generation,
     )];
     let changed = writer.status.as_ref() != Some(&status);
-    if let Err(status_error) = write_status(ctx, writer, status).await {
+    if let Err(status_error) = ctx.kit.write_status(writer, status).await {
         tracing::warn!(%status_error, "could not write the failure status");
     }
     if changed {
-        publish(ctx, writer, EventType::Warning, reason, message).await;
+        ctx.kit.publish(writer, EventType::Warning, reason, message);
     }
     error
 }
@@ -225,7 +181,7 @@ fn classify(error: Error) -> Error {
     }
 }
 
-async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
+async fn apply(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
     // Drift (a row edited or deleted by hand) is repaired by the controller's periodic resync.
     let resync = Action::await_change();
     let generation = writer.meta().generation;
@@ -294,24 +250,20 @@ async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
         {
             return Err(report(ctx, writer, database_reason(&error), error).await);
         }
-        publish(
-            ctx,
+        ctx.kit.publish(
             writer,
             EventType::Normal,
             "Moved",
             format!("row moved from {previous} to {table}"),
-        )
-        .await;
+        );
     }
     if wrote {
-        publish(
-            ctx,
+        ctx.kit.publish(
             writer,
             EventType::Normal,
             "Written",
             format!("row {} written to {table}", desired.id),
-        )
-        .await;
+        );
     }
 
     // Compare and act: the status.
@@ -332,23 +284,21 @@ async fn apply(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
             previous_write
         },
     };
-    write_status(ctx, writer, status).await?;
+    ctx.kit.write_status(writer, status).await?;
     Ok(resync)
 }
 
-async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
+async fn cleanup(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
     if writer.annotations().get(LEAVE_ROW_ANNOTATION).map(String::as_str) == Some("true") {
-        publish(
-            ctx,
+        ctx.kit.publish(
             writer,
             EventType::Normal,
             "RowLeft",
             format!("{LEAVE_ROW_ANNOTATION} is set: the row stays"),
-        )
-        .await;
+        );
         return Ok(Action::await_change());
     }
-    let id = super::object_key(writer);
+    let id = object_key(writer);
     let owner = writer.uid().unwrap_or_default();
     // Mid-move the row may be in either table: delete from both.
     let mut tables = vec![writer.spec.table.clone()];
@@ -365,14 +315,8 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context) -> Result<Action> {
             return Err(report(ctx, writer, "DeletePending", error).await);
         }
     }
-    publish(
-        ctx,
-        writer,
-        EventType::Normal,
-        "Deleted",
-        format!("row {id} deleted"),
-    )
-    .await;
+    ctx.kit
+        .publish(writer, EventType::Normal, "Deleted", format!("row {id} deleted"));
     Ok(Action::await_change())
 }
 

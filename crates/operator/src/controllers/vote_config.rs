@@ -2,63 +2,46 @@
 //! line per option), owned by the VoteConfig, kept in sync and repaired when edited or deleted by hand.
 //! A same-named ConfigMap that someone else owns is never taken over.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::collections::BTreeMap;
 
-use k8s_openapi::{
-    api::core::v1::ConfigMap,
-    apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
-};
+use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{
     Api, Resource, ResourceExt,
-    api::{Patch, PatchParams},
-    runtime::{controller::Action, events::EventType, watcher},
+    runtime::{Controller, controller::Action, events::EventType, watcher},
 };
-use serde_json::json;
 
 use super::{
-    ControllerContext, ReconcileRuntime,
     conditions::{find_ready, now_rfc3339, ready_condition},
-    events::EventPublisher,
+    drift::holds_all,
+    ownership::{controlled_by, controller_reference, not_owned_message},
 };
 use crate::{
     Error, Result,
     api::vote_config::{VoteConfig, VoteConfigStatus, VoteOption},
-    manager::backoff::Backoff,
+    runtime::{ControllerContext, Reconciler, Toolkit},
 };
 
 pub const NAME: &str = "vote-config";
-const FIELD_MANAGER: &str = "vote-config";
 const DATA_KEY: &str = "options.txt";
 
-struct Context {
-    client: kube::Client,
-    runtime: ReconcileRuntime,
-    events: EventPublisher,
+/// Runs the controller until shutdown.
+pub async fn run(ctx: ControllerContext) -> Result<()> {
+    crate::runtime::run(ctx, VoteConfigs).await
 }
 
-pub async fn run(ctx: ControllerContext) -> Result<()> {
-    let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = ctx
-        .controller(
-            Api::<VoteConfig>::all(ctx.client.clone()),
-            &runtime,
-            super::Triggers::EveryChange,
-        )
-        .owns(
-            Api::<ConfigMap>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        );
-    let context = Arc::new(Context {
-        client: ctx.client.clone(),
-        runtime,
-        events: ctx.events(NAME),
-    });
-    super::drain(
-        ctx.configure(NAME, controller)
-            .run(reconcile, error_policy, context),
-    )
-    .await;
-    Ok(())
+struct VoteConfigs;
+
+impl Reconciler for VoteConfigs {
+    type Object = VoteConfig;
+    const NAME: &'static str = NAME;
+
+    fn watch(controller: Controller<VoteConfig>, client: &kube::Client) -> Controller<VoteConfig> {
+        controller.owns(Api::<ConfigMap>::all(client.clone()), watcher::Config::default())
+    }
+
+    async fn apply(&self, vote_config: &VoteConfig, kit: &Toolkit) -> Result<Action> {
+        reconcile_config_map(vote_config, kit).await
+    }
 }
 
 pub fn config_map_name(vote_config: &VoteConfig) -> String {
@@ -73,17 +56,6 @@ pub fn options_txt(options: &[VoteOption]) -> String {
         .collect()
 }
 
-fn owner_reference(vote_config: &VoteConfig) -> OwnerReference {
-    OwnerReference {
-        api_version: "voting.schoolofdevops.com/v1alpha1".into(),
-        kind: "VoteConfig".into(),
-        name: vote_config.name_any(),
-        uid: vote_config.uid().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
-}
-
 /// The ConfigMap the VoteConfig asks for.
 pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
     ConfigMap {
@@ -94,7 +66,7 @@ pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
                 "app.kubernetes.io/managed-by".into(),
                 "vote-config".into(),
             )])),
-            owner_references: Some(vec![owner_reference(vote_config)]),
+            owner_references: controller_reference(vote_config),
             ..Default::default()
         },
         data: Some(BTreeMap::from([(
@@ -105,59 +77,21 @@ pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
     }
 }
 
-fn controlled_by(config_map: &ConfigMap, vote_config: &VoteConfig) -> bool {
-    let uid = vote_config.uid();
-    config_map
-        .owner_references()
-        .iter()
-        .any(|r| r.controller == Some(true) && Some(&r.uid) == uid.as_ref())
-}
-
-/// Whether the live ConfigMap already has what we own: the data and our controller reference.
+/// Whether the live ConfigMap already has what we set: our data key, our label and our controller
+/// reference. Keys someone else added are theirs (see [`super::drift`]).
 fn matches_desired(live: &ConfigMap, desired: &ConfigMap) -> bool {
-    live.data == desired.data
+    holds_all(
+        live.data.as_ref(),
+        desired.data.as_ref().unwrap_or(&BTreeMap::new()),
+    ) && holds_all(live.metadata.labels.as_ref(), desired.labels())
         && desired
             .owner_references()
             .iter()
             .all(|r| live.owner_references().contains(r))
-        && desired
-            .labels()
-            .iter()
-            .all(|(k, v)| live.labels().get(k) == Some(v))
 }
 
-async fn reconcile(vote_config: Arc<VoteConfig>, ctx: Arc<Context>) -> Result<Action> {
-    let key = super::object_key(vote_config.as_ref());
-    ctx.runtime
-        .instrument(&key, reconcile_config_map(&vote_config, &ctx))
-        .await
-}
-
-fn error_policy(vote_config: Arc<VoteConfig>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime
-        .error_action(&super::object_key(vote_config.as_ref()), error)
-}
-
-async fn write_status(ctx: &Context, vote_config: &VoteConfig, status: VoteConfigStatus) -> Result<()> {
-    if vote_config.status.as_ref() == Some(&status) {
-        return Ok(());
-    }
-    let api: Api<VoteConfig> =
-        Api::namespaced(ctx.client.clone(), &vote_config.namespace().unwrap_or_default());
-    let body =
-        json!({"apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig", "status": status});
-    api.patch_status(
-        &vote_config.name_any(),
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(body),
-    )
-    .await?;
-    Ok(())
-}
-
-async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result<Action> {
-    let namespace = vote_config.namespace().unwrap_or_default();
-    let config_maps: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
+async fn reconcile_config_map(vote_config: &VoteConfig, kit: &Toolkit) -> Result<Action> {
+    let config_maps: Api<ConfigMap> = kit.api_beside(vote_config);
     let name = config_map_name(vote_config);
     let generation = vote_config.meta().generation;
     let previous = vote_config.status.clone().unwrap_or_default();
@@ -169,8 +103,7 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
     if let Some(live) = &live
         && !controlled_by(live, vote_config)
     {
-        let message =
-            format!("ConfigMap {name} exists and is not owned by this VoteConfig; delete or rename it");
+        let message = not_owned_message("ConfigMap", &name, "VoteConfig");
         let status = VoteConfigStatus {
             observed_generation: generation,
             conditions: vec![ready_condition(
@@ -183,14 +116,14 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
             ..previous.clone()
         };
         if vote_config.status.as_ref() != Some(&status) {
-            ctx.events.publish(
-                vote_config.object_ref(&()),
+            kit.publish(
+                vote_config,
                 EventType::Warning,
                 "ConfigMapNotOwned",
                 message.clone(),
             );
         }
-        write_status(ctx, vote_config, status).await?;
+        kit.write_status(vote_config, status).await?;
         return Err(Error::NotOwned(message));
     }
 
@@ -198,16 +131,10 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
     let desired = desired_config_map(vote_config);
     let changed = !live.as_ref().is_some_and(|live| matches_desired(live, &desired));
     if changed {
-        config_maps
-            .patch(
-                &name,
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(&desired),
-            )
-            .await?;
+        kit.apply(&desired).await?;
         let verb = if live.is_some() { "Updated" } else { "Created" };
-        ctx.events.publish(
-            vote_config.object_ref(&()),
+        kit.publish(
+            vote_config,
             EventType::Normal,
             verb,
             format!("ConfigMap {name} {}", verb.to_lowercase()),
@@ -230,7 +157,7 @@ async fn reconcile_config_map(vote_config: &VoteConfig, ctx: &Context) -> Result
             generation,
         )],
     };
-    write_status(ctx, vote_config, status).await?;
+    kit.write_status(vote_config, status).await?;
     // Drift is repaired by the controller's periodic resync of every object.
     Ok(Action::await_change())
 }
@@ -276,8 +203,29 @@ mod tests {
         );
         assert!(controlled_by(&cm, &vc));
         assert!(matches_desired(&cm, &cm));
-        let mut edited = cm.clone();
+    }
+
+    #[test]
+    fn a_config_map_matches_while_our_key_label_and_owner_are_there_whatever_else_is() {
+        let desired = desired_config_map(&vote_config());
+        let mut live = desired.clone();
+        live.data
+            .get_or_insert_default()
+            .insert("extra".into(), "added by hand".into());
+        live.metadata
+            .labels
+            .get_or_insert_default()
+            .insert("team".into(), "x".into());
+        assert!(matches_desired(&live, &desired), "additions are someone else's");
+
+        let mut edited = live.clone();
         edited.data = Some(BTreeMap::from([(DATA_KEY.to_owned(), "x".to_owned())]));
-        assert!(!matches_desired(&edited, &cm));
+        assert!(!matches_desired(&edited, &desired), "our key edited");
+        let mut removed = live.clone();
+        removed.data.get_or_insert_default().remove(DATA_KEY);
+        assert!(!matches_desired(&removed, &desired), "our key removed");
+        let mut unlabelled = live.clone();
+        unlabelled.metadata.labels = None;
+        assert!(!matches_desired(&unlabelled, &desired), "our label removed");
     }
 }

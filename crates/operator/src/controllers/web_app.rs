@@ -3,7 +3,7 @@
 //! Deletion needs no operator: the owner references let the API server's garbage collector delete the
 //! children, so no finalizer holds a WebApp (the one earlier versions added is removed on sight).
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::collections::BTreeMap;
 
 use k8s_openapi::{
     api::{
@@ -11,71 +11,66 @@ use k8s_openapi::{
         core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec},
     },
     apimachinery::pkg::{
-        apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference},
+        apis::meta::v1::{LabelSelector, ObjectMeta},
         util::intstr::IntOrString,
     },
 };
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::{controller::Action, events::EventType, watcher},
+    runtime::{Controller, controller::Action, events::EventType, watcher},
 };
 use serde_json::json;
 
 use super::{
-    ControllerContext, ReconcileRuntime,
     conditions::{find_ready, ready_condition},
-    events::EventPublisher,
+    drift::holds_all,
+    ownership::{controlled_by, controller_reference, not_owned_message},
 };
 use crate::{
     Error, Result,
     api::web_app::{LEGACY_FINALIZER, WebApp, WebAppStatus},
-    manager::backoff::Backoff,
+    runtime::{ControllerContext, Reconciler, Toolkit},
 };
 
 pub const NAME: &str = "web-app";
-const FIELD_MANAGER: &str = "web-app";
+/// The name of our container in the Deployment's pods, and of our port in the Service.
+const CONTAINER: &str = "web";
+const PORT_NAME: &str = "http";
 
-struct Context {
-    client: kube::Client,
-    runtime: ReconcileRuntime,
-    events: EventPublisher,
+/// Runs the controller until shutdown.
+pub async fn run(ctx: ControllerContext) -> Result<()> {
+    crate::runtime::run(ctx, WebApps).await
 }
 
-pub async fn run(ctx: ControllerContext) -> Result<()> {
-    let runtime = ReconcileRuntime::new(NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = ctx
-        .controller(
-            Api::<WebApp>::all(ctx.client.clone()),
-            &runtime,
-            super::Triggers::EveryChange,
-        )
-        .owns(
-            Api::<Deployment>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        )
-        .owns(
-            Api::<Service>::all(ctx.client.clone()),
-            watcher::Config::default(),
-        );
-    let context = Arc::new(Context {
-        client: ctx.client.clone(),
-        runtime,
-        events: ctx.events(NAME),
-    });
-    super::drain(
-        ctx.configure(NAME, controller)
-            .run(reconcile, error_policy, context),
-    )
-    .await;
-    Ok(())
+struct WebApps;
+
+impl Reconciler for WebApps {
+    type Object = WebApp;
+    const NAME: &'static str = NAME;
+
+    fn watch(controller: Controller<WebApp>, client: &kube::Client) -> Controller<WebApp> {
+        controller
+            .owns(Api::<Deployment>::all(client.clone()), watcher::Config::default())
+            .owns(Api::<Service>::all(client.clone()), watcher::Config::default())
+    }
+
+    async fn apply(&self, web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
+        remove_legacy_finalizer(web_app, kit).await?;
+        if web_app.meta().deletion_timestamp.is_some() {
+            // Being deleted: the garbage collector takes the children; applying them again would
+            // only race it.
+            return Ok(Action::await_change());
+        }
+        reconcile_children(web_app, kit).await
+    }
 }
 
 fn labels(web_app: &WebApp) -> BTreeMap<String, String> {
     BTreeMap::from([("app".to_owned(), web_app.name_any())])
 }
 
-/// [`labels`] as a selector string (`app=web`), as the scale subresource reports it.
+/// The pods' labels as a selector string (`app=web`), as the scale subresource reports it.
 pub fn selector(web_app: &WebApp) -> String {
     labels(web_app)
         .iter()
@@ -89,14 +84,7 @@ fn owned_meta(web_app: &WebApp) -> ObjectMeta {
         name: Some(web_app.name_any()),
         namespace: web_app.namespace(),
         labels: Some(labels(web_app)),
-        owner_references: Some(vec![OwnerReference {
-            api_version: "example.com/v1".into(),
-            kind: "WebApp".into(),
-            name: web_app.name_any(),
-            uid: web_app.uid().unwrap_or_default(),
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-        }]),
+        owner_references: controller_reference(web_app),
         ..Default::default()
     }
 }
@@ -117,7 +105,7 @@ pub fn desired_deployment(web_app: &WebApp) -> Deployment {
                 }),
                 spec: Some(PodSpec {
                     containers: vec![Container {
-                        name: "web".into(),
+                        name: CONTAINER.into(),
                         image: Some(web_app.spec.image.clone()),
                         ports: Some(vec![ContainerPort {
                             container_port: web_app.spec.port,
@@ -140,7 +128,7 @@ pub fn desired_service(web_app: &WebApp) -> Service {
         spec: Some(ServiceSpec {
             selector: Some(labels(web_app)),
             ports: Some(vec![ServicePort {
-                name: Some("http".into()),
+                name: Some(PORT_NAME.into()),
                 port: web_app.spec.port,
                 target_port: Some(IntOrString::Int(web_app.spec.port)),
                 ..Default::default()
@@ -151,17 +139,24 @@ pub fn desired_service(web_app: &WebApp) -> Service {
     }
 }
 
-/// Whether the live Deployment has the fields we set.
+/// Whether the live Deployment has the fields we set, with our values: replicas, our labels on it, its
+/// selector and its pod template, and our container's image and port. What others added (labels,
+/// containers, ports) is theirs (see [`super::drift`]).
 fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
+    let ours = labels(web_app);
     let Some(spec) = &live.spec else { return false };
     let container = spec
         .template
         .spec
         .as_ref()
-        .and_then(|p| p.containers.iter().find(|c| c.name == "web"));
+        .and_then(|p| p.containers.iter().find(|c| c.name == CONTAINER));
     spec.replicas == Some(web_app.spec.replicas)
-        && spec.selector.match_labels.as_ref() == Some(&labels(web_app))
-        && spec.template.metadata.as_ref().and_then(|m| m.labels.as_ref()) == Some(&labels(web_app))
+        && holds_all(live.metadata.labels.as_ref(), &ours)
+        && holds_all(spec.selector.match_labels.as_ref(), &ours)
+        && holds_all(
+            spec.template.metadata.as_ref().and_then(|m| m.labels.as_ref()),
+            &ours,
+        )
         && container.is_some_and(|c| {
             c.image.as_deref() == Some(web_app.spec.image.as_str())
                 && c.ports
@@ -170,13 +165,21 @@ fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
         })
 }
 
+/// Whether the live Service has the fields we set: our labels on it and in its selector, and our port,
+/// the one named [`PORT_NAME`] (names are unique among a Service's ports), with our numbers. Ports and
+/// selector keys others added are theirs.
 fn service_matches(live: &Service, web_app: &WebApp) -> bool {
+    let ours = labels(web_app);
     let Some(spec) = &live.spec else { return false };
-    spec.selector.as_ref() == Some(&labels(web_app))
-        && spec.ports.as_ref().is_some_and(|ports| {
-            ports.len() == 1
-                && ports[0].port == web_app.spec.port
-                && ports[0].target_port == Some(IntOrString::Int(web_app.spec.port))
+    let port = spec
+        .ports
+        .iter()
+        .flatten()
+        .find(|p| p.name.as_deref() == Some(PORT_NAME));
+    holds_all(live.metadata.labels.as_ref(), &ours)
+        && holds_all(spec.selector.as_ref(), &ours)
+        && port.is_some_and(|p| {
+            p.port == web_app.spec.port && p.target_port == Some(IntOrString::Int(web_app.spec.port))
         })
 }
 
@@ -195,25 +198,10 @@ pub fn phase(deployment: Option<&Deployment>, web_app: &WebApp) -> (&'static str
     }
 }
 
-async fn reconcile(web_app: Arc<WebApp>, ctx: Arc<Context>) -> Result<Action> {
-    let key = super::object_key(web_app.as_ref());
-    ctx.runtime
-        .instrument(&key, async {
-            remove_legacy_finalizer(&web_app, &ctx).await?;
-            if web_app.meta().deletion_timestamp.is_some() {
-                // Being deleted: the garbage collector takes the children; applying them again would
-                // only race it.
-                return Ok(Action::await_change());
-            }
-            apply(&web_app, &ctx).await
-        })
-        .await
-}
-
 /// Removes [`LEGACY_FINALIZER`] if `web_app` carries it. The patch names the resourceVersion it read,
 /// so that a list another controller changed meanwhile is refused (409, retried) rather than
 /// overwritten.
-async fn remove_legacy_finalizer(web_app: &WebApp, ctx: &Context) -> Result<()> {
+async fn remove_legacy_finalizer(web_app: &WebApp, kit: &Toolkit) -> Result<()> {
     if !web_app.finalizers().iter().any(|f| f == LEGACY_FINALIZER) {
         return Ok(());
     }
@@ -232,88 +220,102 @@ async fn remove_legacy_finalizer(web_app: &WebApp, ctx: &Context) -> Result<()> 
         "resourceVersion": web_app.resource_version(),
         "finalizers": finalizers,
     }});
-    let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &web_app.namespace().unwrap_or_default());
+    let api: Api<WebApp> = kit.api_beside(web_app);
     api.patch(&web_app.name_any(), &PatchParams::default(), &Patch::Merge(patch))
         .await?;
     tracing::info!(
-        object = %super::object_key(web_app),
+        object = %crate::runtime::object_key(web_app),
         finalizer = LEGACY_FINALIZER,
         "removed the finalizer earlier versions added"
     );
     Ok(())
 }
 
-fn error_policy(web_app: Arc<WebApp>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.runtime
-        .error_action(&super::object_key(web_app.as_ref()), error)
-}
-
-async fn apply(web_app: &WebApp, ctx: &Context) -> Result<Action> {
-    let namespace = web_app.namespace().unwrap_or_default();
+async fn reconcile_children(web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
     let name = web_app.name_any();
-    let deployments: Api<Deployment> = Api::namespaced(ctx.client.clone(), &namespace);
-    let services: Api<Service> = Api::namespaced(ctx.client.clone(), &namespace);
-    let apply = PatchParams::apply(FIELD_MANAGER).force();
+    let deployments: Api<Deployment> = kit.api_beside(web_app);
+    let services: Api<Service> = kit.api_beside(web_app);
 
     // Observe.
     let mut deployment = deployments.get_opt(&name).await?;
     let service = services.get_opt(&name).await?;
 
-    // Compare and act on the children.
-    if !deployment
-        .as_ref()
-        .is_some_and(|d| deployment_matches(d, web_app))
+    // Compare: a same-named child someone else made is never taken over, and while one is in the way
+    // neither child is applied, so the WebApp never half-runs beside a stranger's object.
+    let foreign = foreign_child(web_app, deployment.as_ref(), service.as_ref());
+
+    // Act on the children.
+    if foreign.is_none()
+        && !deployment
+            .as_ref()
+            .is_some_and(|d| deployment_matches(d, web_app))
     {
-        deployment = Some(
-            deployments
-                .patch(&name, &apply, &Patch::Apply(&desired_deployment(web_app)))
-                .await?,
-        );
-        ctx.events.publish(
-            web_app.object_ref(&()),
-            EventType::Normal,
-            "DeploymentApplied",
-            format!("Deployment {name} applied"),
-        );
+        deployment = Some(kit.apply(&desired_deployment(web_app)).await?);
+        let note = format!("Deployment {name} applied");
+        kit.publish(web_app, EventType::Normal, "DeploymentApplied", note);
     }
-    if !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
-        services
-            .patch(&name, &apply, &Patch::Apply(&desired_service(web_app)))
-            .await?;
-        ctx.events.publish(
-            web_app.object_ref(&()),
-            EventType::Normal,
-            "ServiceApplied",
-            format!("Service {name} applied"),
-        );
+    if foreign.is_none() && !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
+        kit.apply(&desired_service(web_app)).await?;
+        let note = format!("Service {name} applied");
+        kit.publish(web_app, EventType::Normal, "ServiceApplied", note);
     }
 
-    // The status.
-    let (phase, ready) = phase(deployment.as_ref(), web_app);
+    // The status: a stranger's Deployment says nothing about ours.
+    let ours = deployment.filter(|d| controlled_by(d, web_app));
+    let (phase, ready) = phase(ours.as_ref(), web_app);
     let previous = web_app.status.clone().unwrap_or_default();
     let generation = web_app.meta().generation;
     let running = phase == "Running";
-    let message = format!("{ready}/{} replicas ready", web_app.spec.replicas);
+    let (ready_reason, message) = match &foreign {
+        Some((reason, message)) => (*reason, message.clone()),
+        None => (
+            if running { "Running" } else { phase },
+            format!("{ready}/{} replicas ready", web_app.spec.replicas),
+        ),
+    };
     let status = WebAppStatus {
         phase: Some(phase.into()),
         ready_replicas: Some(ready),
         observed_generation: generation,
         selector: Some(selector(web_app)),
         conditions: vec![ready_condition(
-            running,
-            if running { "Running" } else { phase },
+            running && foreign.is_none(),
+            ready_reason,
             &message,
             find_ready(&previous.conditions),
             generation,
         )],
     };
-    if web_app.status.as_ref() != Some(&status) {
-        let api: Api<WebApp> = Api::namespaced(ctx.client.clone(), &namespace);
-        let body = json!({"apiVersion": "example.com/v1", "kind": "WebApp", "status": status});
-        api.patch_status(&name, &apply, &Patch::Apply(body)).await?;
+    if let Some((reason, message)) = &foreign
+        && web_app.status.as_ref() != Some(&status)
+    {
+        kit.publish(web_app, EventType::Warning, reason, message.clone());
+    }
+    kit.write_status(web_app, status).await?;
+    if let Some((_, message)) = foreign {
+        return Err(Error::NotOwned(message));
     }
     // Drift is repaired by the controller's periodic resync of every object.
     Ok(Action::await_change())
+}
+
+/// The first child whose name someone else holds, as a Ready reason and message.
+fn foreign_child(
+    web_app: &WebApp,
+    deployment: Option<&Deployment>,
+    service: Option<&Service>,
+) -> Option<(&'static str, String)> {
+    let name = web_app.name_any();
+    if deployment.is_some_and(|d| !controlled_by(d, web_app)) {
+        return Some((
+            "DeploymentNotOwned",
+            not_owned_message("Deployment", &name, "WebApp"),
+        ));
+    }
+    if service.is_some_and(|s| !controlled_by(s, web_app)) {
+        return Some(("ServiceNotOwned", not_owned_message("Service", &name, "WebApp")));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -359,6 +361,79 @@ mod tests {
         let mut changed = app.clone();
         changed.spec.image = "nginx:1.28".into();
         assert!(!deployment_matches(&deployment, &changed));
+    }
+
+    #[test]
+    fn children_match_while_our_fields_hold_our_values_whatever_others_added() {
+        let app = web_app();
+        let mut deployment = desired_deployment(&app);
+        let template = deployment
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .metadata
+            .as_mut()
+            .unwrap();
+        template
+            .labels
+            .get_or_insert_default()
+            .insert("team".into(), "x".into());
+        deployment
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .spec
+            .as_mut()
+            .unwrap()
+            .containers
+            .push(Container {
+                name: "sidecar".into(),
+                ..Default::default()
+            });
+        assert!(
+            deployment_matches(&deployment, &app),
+            "a label and a container added"
+        );
+        let mut relabelled = deployment.clone();
+        let template = relabelled
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .metadata
+            .as_mut()
+            .unwrap();
+        template
+            .labels
+            .get_or_insert_default()
+            .insert("app".into(), "other".into());
+        assert!(!deployment_matches(&relabelled, &app), "our label changed");
+        let mut scaled = deployment.clone();
+        scaled.spec.as_mut().unwrap().replicas = Some(9);
+        assert!(!deployment_matches(&scaled, &app), "our replicas changed");
+
+        let mut service = desired_service(&app);
+        let spec = service.spec.as_mut().unwrap();
+        spec.ports.get_or_insert_default().push(ServicePort {
+            name: Some("metrics".into()),
+            port: 9090,
+            ..Default::default()
+        });
+        spec.selector
+            .get_or_insert_default()
+            .insert("tier".into(), "web".into());
+        assert!(service_matches(&service, &app), "a port and a selector key added");
+        let mut moved = service.clone();
+        moved.spec.as_mut().unwrap().ports.as_mut().unwrap()[0].port = 9999;
+        assert!(!service_matches(&moved, &app), "our port changed");
+        let mut unnamed = service.clone();
+        unnamed.spec.as_mut().unwrap().ports.as_mut().unwrap().remove(0);
+        assert!(!service_matches(&unnamed, &app), "our port removed");
+        let mut reselected = service.clone();
+        reselected.spec.as_mut().unwrap().selector = Some(BTreeMap::from([("tier".into(), "web".into())]));
+        assert!(!service_matches(&reselected, &app), "our selector key removed");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The PostgreSQL pool, the SQL PostgresWriter runs, and the batching row writer in front of it.
 
 mod batch;
+mod checked_tables;
 mod config;
 mod metrics;
 mod rows;

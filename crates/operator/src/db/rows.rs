@@ -5,12 +5,12 @@
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use tokio_postgres::error::SqlState;
 
-use super::{DatabaseMetrics, Pool};
+use super::{DatabaseMetrics, Pool, checked_tables::CheckedTables};
 use crate::{Error, Result};
 
 /// A table name that is a valid lower-case PostgreSQL identifier (the CRD schema enforces the same).
@@ -86,16 +86,12 @@ const COLUMNS: &[(&str, &str)] = &[
     ("owner_uid", "text"),
 ];
 
-/// How long a table found compatible is trusted before its columns are read again. A table dropped or
-/// altered by hand in between makes a statement fail, which forgets it at once.
-const TABLE_CHECK_TTL: Duration = Duration::from_secs(30);
-
 /// The SQL PostgresWriter runs, each statement over many rows at once (see [`super::RowWriter`]).
 #[derive(Clone)]
 pub struct RowStore {
     pool: Pool,
     metrics: DatabaseMetrics,
-    checked_tables: Arc<Mutex<HashMap<TableName, Instant>>>,
+    checked_tables: Arc<Mutex<CheckedTables>>,
 }
 
 fn unavailable(error: impl std::fmt::Display) -> Error {
@@ -107,7 +103,7 @@ impl RowStore {
         RowStore {
             pool,
             metrics,
-            checked_tables: Default::default(),
+            checked_tables: Arc::new(Mutex::new(CheckedTables::new(Instant::now()))),
         }
     }
 
@@ -137,15 +133,15 @@ impl RowStore {
         self.checked_tables
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(table);
+            .forget(table);
         self.pool.manager().statement_caches.clear();
     }
 
     fn recently_checked(&self, table: &TableName) -> bool {
-        let checked = self.checked_tables.lock().unwrap_or_else(|p| p.into_inner());
-        checked
-            .get(table)
-            .is_some_and(|at| at.elapsed() < TABLE_CHECK_TTL)
+        self.checked_tables
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_fresh(table, Instant::now())
     }
 
     /// Checks the table's columns; creates it when missing and `auto_create` is on.
@@ -160,7 +156,7 @@ impl RowStore {
             self.checked_tables
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(table.clone(), Instant::now());
+                .record(table.clone(), Instant::now());
         }
         state
     }

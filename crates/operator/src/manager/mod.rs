@@ -1,12 +1,9 @@
-//! Process concerns shared by every controller: the CLI, logs, metrics, probes, back-off, readiness, leader
-//! election, shutdown and dev mode.
+//! Process concerns: the CLI, logs, probes and the metrics server, leader election, shutdown and dev
+//! mode. The manager starts the controllers; what they run on is [`crate::runtime`].
 
-pub mod backoff;
 pub mod cli;
 pub mod dev;
 pub mod leader;
 pub mod logs;
-pub mod metrics;
 pub mod probes;
-pub mod readiness;
 pub mod run;

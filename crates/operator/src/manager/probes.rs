@@ -4,7 +4,7 @@ use std::{net::SocketAddr, sync::Arc};
 
 use axum::{Router, extract::State, http::StatusCode, response::IntoResponse, routing::get};
 
-use super::{metrics::Metrics, readiness::Readiness};
+use crate::runtime::{metrics::Metrics, readiness::Readiness};
 
 async fn metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
     (

@@ -8,13 +8,12 @@ use tokio::{sync::watch, task::JoinSet};
 use super::{
     cli::{ControllerName, RunArgs, bind_address},
     leader::{self, Leadership},
-    metrics::Metrics,
     probes,
-    readiness::Readiness,
 };
 use crate::{
     Error, Result,
-    controllers::{ControllerContext, postgres_writer, vote_config, web_app},
+    controllers::{postgres_writer, vote_config, web_app},
+    runtime::{ControllerContext, metrics::Metrics, readiness::Readiness},
 };
 
 /// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error). A held Lease

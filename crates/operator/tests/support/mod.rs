@@ -11,10 +11,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Api, api::PostParams};
-use operator::{
-    controllers::ControllerContext,
-    manager::{metrics::Metrics, readiness::Readiness},
-};
+use operator::runtime::{ControllerContext, metrics::Metrics, readiness::Readiness};
 use tokio::{sync::watch, task::JoinHandle};
 
 pub use testenv::{Backend, ControlPlane};
@@ -106,6 +103,12 @@ impl Running {
         self.sample_values(&sample).first().copied()
     }
 
+    /// The controller's `controller_backoff_objects`: objects waiting to retry after a failure.
+    pub fn backoff_objects(&self, controller: &str) -> Option<f64> {
+        let sample = format!("controller_backoff_objects{{controller=\"{controller}\"}} ");
+        self.sample_values(&sample).first().copied()
+    }
+
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
         self.sample_values("controller_runtime_reconcile_total{")
@@ -194,6 +197,40 @@ where
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+}
+
+/// The Events in `namespace` about the object named `regarding` with reason `reason`.
+pub async fn events(
+    client: &kube::Client,
+    namespace: &str,
+    regarding: &str,
+    reason: &str,
+) -> kube::Result<Vec<k8s_openapi::api::events::v1::Event>> {
+    let api: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), namespace);
+    Ok(api
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(regarding)
+        })
+        .collect())
+}
+
+/// How many times those Events were reported: a repeat is counted in its Event's series.
+pub async fn times_reported(
+    client: &kube::Client,
+    namespace: &str,
+    regarding: &str,
+    reason: &str,
+) -> kube::Result<i32> {
+    Ok(events(client, namespace, regarding, reason)
+        .await?
+        .iter()
+        .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+        .sum())
 }
 
 /// Waits, up to `limit`, until `api` no longer has an object named `name`.

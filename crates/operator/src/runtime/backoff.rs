@@ -36,12 +36,23 @@ impl Backoff {
         half + rand::rng().random_range(Duration::ZERO..=half)
     }
 
-    /// Forgets `key`'s failures: the next failure starts again at the base delay.
-    pub fn on_success(&self, key: &str) {
+    /// Forgets `key`'s failures: the next failure starts again at the base delay. Called when a
+    /// reconcile succeeds, when it fails in a way only a change can fix, and when the object is gone,
+    /// so that the map holds only objects that wait to retry.
+    pub fn reset(&self, key: &str) {
         self.failures
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(key);
+    }
+
+    /// How many objects have failures on record: those waiting to retry.
+    pub fn len(&self) -> usize {
+        self.failures.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// How many failures in a row `key` has had.
@@ -80,7 +91,9 @@ mod tests {
             "capped delay keeps its floor"
         );
         assert_eq!(backoff.failures("b"), 0, "keys are independent");
-        backoff.on_success("a");
+        assert_eq!(backoff.len(), 1);
+        backoff.reset("a");
+        assert!(backoff.is_empty(), "a reset object is forgotten");
         assert!(backoff.on_failure("a") <= Duration::from_millis(100));
     }
 }

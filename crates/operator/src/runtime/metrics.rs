@@ -39,6 +39,8 @@ pub struct Metrics {
     pub max_concurrent_reconciles: Family<ControllerLabels, Gauge>,
     /// Objects changed and waiting for a reconcile to start.
     pub workqueue_depth: Family<QueueLabels, Gauge>,
+    /// Objects whose last reconcile failed and that wait to retry after their back-off.
+    pub backoff_objects: Family<ControllerLabels, Gauge>,
     pub database: DatabaseMetrics,
     /// Refresh gauges that mirror someone else's state (the pool) right before a scrape.
     scrape_hooks: std::sync::Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
@@ -108,6 +110,12 @@ impl Metrics {
             "Current depth of workqueue",
             workqueue_depth.clone(),
         );
+        let backoff_objects = Family::<ControllerLabels, Gauge>::default();
+        registry.register(
+            "controller_backoff_objects",
+            "Objects whose last reconcile failed and that wait to retry after their back-off",
+            backoff_objects.clone(),
+        );
         let database = DatabaseMetrics::register(&mut registry);
         Self {
             registry,
@@ -118,6 +126,7 @@ impl Metrics {
             active_workers,
             max_concurrent_reconciles,
             workqueue_depth,
+            backoff_objects,
             database,
             scrape_hooks: Default::default(),
         }
@@ -142,6 +151,14 @@ impl Metrics {
         self.workqueue_depth
             .get_or_create(&QueueLabels {
                 name: controller.to_owned(),
+            })
+            .clone()
+    }
+
+    pub fn backoff_objects(&self, controller: &str) -> Gauge {
+        self.backoff_objects
+            .get_or_create(&ControllerLabels {
+                controller: controller.to_owned(),
             })
             .clone()
     }

@@ -1,0 +1,43 @@
+//! What the manager hands every controller when it starts it.
+
+use std::{sync::Arc, time::Duration};
+
+use super::{metrics::Metrics, readiness::Readiness};
+
+#[derive(Clone)]
+pub struct ControllerContext {
+    pub client: kube::Client,
+    pub metrics: Arc<Metrics>,
+    pub readiness: Arc<Readiness>,
+    /// Reconciles of this controller that may run at once.
+    pub concurrency: u16,
+    /// How often every object is reconciled even when nothing changed (drift repair).
+    pub resync: Duration,
+    /// Resolves when the process is shutting down: stop taking new work, finish in-flight reconciles.
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+impl ControllerContext {
+    /// A future that completes on shutdown.
+    pub fn shutdown_signal(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut shutdown = self.shutdown.clone();
+        async move {
+            // An error means the sender is gone: the manager has stopped, so shut down too.
+            let _ = shutdown.wait_for(|stopping| *stopping).await;
+        }
+    }
+}
+
+/// Which changes to a controller's own objects start a reconcile.
+#[derive(Debug, Clone, Copy)]
+pub enum Triggers<K> {
+    /// Every change, the controller's own status writes included.
+    EveryChange,
+    /// Every change except one that leaves the object settled, as the function tells: already
+    /// reconciled at its generation (its status says so), so the change is the controller's own status
+    /// write coming back or a label. That is controller-runtime's GenerationChangedPredicate, read from
+    /// the object itself rather than from a cache of what each object looked like before (kube's
+    /// `predicate_filter` keeps one entry per object: about 3 MiB at 10,000). The initial list and
+    /// relists always reconcile, so a restarted operator looks at everything; drift is the resync's job.
+    UnlessSettled(fn(&K) -> bool),
+}

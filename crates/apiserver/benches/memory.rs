@@ -73,9 +73,7 @@ async fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(50);
-    let storm = async {
-        futures::future::join_all((0..relisters).map(|_| relist(&api))).await
-    };
+    let storm = async { futures::future::join_all((0..relisters).map(|_| relist(&api))).await };
     let sampler = async {
         let mut peak = rss_bytes(pid);
         loop {
@@ -95,7 +93,10 @@ async fn main() {
         },
         sampler
     );
-    assert!(counts.iter().all(|n| *n == objects), "every relist saw every object");
+    assert!(
+        counts.iter().all(|n| *n == objects),
+        "every relist saw every object"
+    );
     println!(
         "relist storm: {relisters} clients listed {objects} objects in pages of {PAGE} in {:?}; peak RSS {:.1} MiB = {:.2}x the raw JSON",
         started.elapsed(),

@@ -109,7 +109,13 @@ pub fn now_rfc3339() -> String {
 /// Empty lists and maps in metadata are not kept: the real server's Go types drop them (`omitempty`),
 /// so a removed last finalizer reads back as no finalizers at all.
 pub fn drop_empty_fields(metadata: &mut Map<String, Value>) {
-    for field in ["finalizers", "ownerReferences", "labels", "annotations"] {
+    for field in [
+        "finalizers",
+        "ownerReferences",
+        "labels",
+        "annotations",
+        "managedFields",
+    ] {
         let empty = metadata.get(field).is_some_and(|v| {
             v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(Map::is_empty)
         });

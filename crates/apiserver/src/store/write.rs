@@ -381,7 +381,7 @@ impl Store {
                         .into(),
                 ));
             }
-            self.require_active_namespace(state, namespace)?;
+            self.require_active_namespace(state, namespace, rt, meta::name(&object))?;
         }
         {
             let metadata = meta::metadata_mut(&mut object);
@@ -749,7 +749,13 @@ impl Store {
         Ok(self.put(state, rt, namespace, name, next, Some(old)))
     }
 
-    fn require_active_namespace(&self, state: &State, namespace: &str) -> Result<()> {
+    fn require_active_namespace(
+        &self,
+        state: &State,
+        namespace: &str,
+        rt: &ResourceType,
+        name: &str,
+    ) -> Result<()> {
         let stored = state
             .objects
             .get("/namespaces")
@@ -762,7 +768,8 @@ impl Store {
                 name: namespace.to_owned(),
             })),
             Some(ns) if ns.is_deleting() => Err(Error::Forbidden(format!(
-                "unable to create new content in namespace {namespace} because it is being terminated"
+                "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                subject(rt, name).qualified_plural
             ))),
             Some(_) => Ok(()),
         }

@@ -1,6 +1,7 @@
 //! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
-//! registration (V1), Service cluster IPs and instantly-ready Deployments (B5, K1).
+//! registration (V1), Service cluster IPs and instantly-ready Deployments (B5, K1), the `kubernetes`
+//! Service (B6).
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
@@ -8,6 +9,7 @@
 mod crds;
 mod deployments;
 mod garbage_collector;
+mod kubernetes_service;
 mod namespaces;
 mod pods;
 mod services;
@@ -65,6 +67,11 @@ pub(crate) fn after_write(
     }
 }
 
+/// Creates the `kubernetes` Service, or points it at `port` (B6).
+pub(crate) fn keep_kubernetes_service(store: &Store, state: &mut State, port: u16) {
+    kubernetes_service::reconcile(store, state, port);
+}
+
 /// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one (directly,
 /// by deletecollection or by garbage collection) is 403.
 const IMMORTAL_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
@@ -114,6 +121,12 @@ pub(crate) fn after_remove(
     object: &Value,
 ) {
     garbage_collector::after_remove(store, state, object);
+    if is(rt, "", "services")
+        && namespace == kubernetes_service::NAMESPACE
+        && crate::store::meta::name(object) == kubernetes_service::NAME
+    {
+        kubernetes_service::restore(store, state);
+    }
     if !namespace.is_empty() {
         namespaces::finish_if_empty(store, state, namespace);
     }

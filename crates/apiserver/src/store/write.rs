@@ -634,7 +634,10 @@ impl Store {
         // Empty lists and maps in metadata are not kept: the real server's Go types drop them
         // (`omitempty`), so a removed last finalizer reads back as no finalizers at all.
         for field in ["finalizers", "ownerReferences", "labels", "annotations"] {
-            if metadata.get(field).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(serde_json::Map::is_empty)) {
+            if metadata.get(field).is_some_and(|v| {
+                v.as_array().is_some_and(Vec::is_empty)
+                    || v.as_object().is_some_and(serde_json::Map::is_empty)
+            }) {
                 metadata.remove(field);
             }
         }
@@ -710,7 +713,10 @@ impl Store {
         // Empty lists and maps in metadata are not kept: the real server's Go types drop them
         // (`omitempty`), so a removed last finalizer reads back as no finalizers at all.
         for field in ["finalizers", "ownerReferences", "labels", "annotations"] {
-            if metadata.get(field).is_some_and(|v| v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(serde_json::Map::is_empty)) {
+            if metadata.get(field).is_some_and(|v| {
+                v.as_array().is_some_and(Vec::is_empty)
+                    || v.as_object().is_some_and(serde_json::Map::is_empty)
+            }) {
                 metadata.remove(field);
             }
         }
@@ -801,6 +807,12 @@ impl Store {
         stored: &Value,
     ) {
         emulated::after_write(self, state, rt, namespace, name, previous_references, stored);
+    }
+
+    /// Keeps the `kubernetes` Service pointing at `port`, where the server now listens (B6).
+    pub fn serve_on(&self, port: u16) {
+        let mut state = self.lock();
+        emulated::keep_kubernetes_service(self, &mut state, port);
     }
 
     /// Pre-creates the namespaces every cluster has (L3).

@@ -123,6 +123,7 @@ impl ApiServer {
             }),
             token: token.clone(),
             audit: audit.clone(),
+            started: store::meta::now_rfc3339(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

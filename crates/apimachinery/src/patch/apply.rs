@@ -128,7 +128,8 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             let current = get_path(&live, path);
             // An empty map applied over a map keeps the keys others own (maps merge key by key): it
             // claims the map, not their keys' values.
-            let merges = value.as_object().is_some_and(|m| m.is_empty()) && current.is_some_and(Value::is_object);
+            let merges =
+                value.as_object().is_some_and(|m| m.is_empty()) && current.is_some_and(Value::is_object);
             if overlapping && current.is_some() && current != Some(value) && !merges {
                 conflicts.push((manager.to_owned(), format!(".{}", path.join("."))));
             }
@@ -186,7 +187,8 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
         for path in before {
             // An empty map applied keeps the map, not the keys this manager set in it before.
             let still_applied = owned_leaves.iter().any(|(p, value)| {
-                overlaps(p, &path) && !(p.len() < path.len() && value.as_object().is_some_and(|m| m.is_empty()))
+                overlaps(p, &path)
+                    && !(p.len() < path.len() && value.as_object().is_some_and(|m| m.is_empty()))
             });
             if !still_applied {
                 remove_path(&mut merged, &path);

@@ -4,12 +4,15 @@
 
 pub mod audit;
 pub mod auth;
+mod computed;
 mod discovery;
+mod kubelet;
 pub mod pages;
 pub mod path;
+mod pods;
 mod resources;
 pub mod respond;
-mod reviews;
+pub(crate) mod reviews;
 mod scale;
 pub mod tls;
 mod watch;
@@ -35,6 +38,8 @@ pub struct Shared {
     pub token: Option<secrecy::SecretString>,
     /// Where requests are recorded; `None` (the default) records nothing.
     pub audit: Option<Arc<audit::AuditLog>>,
+    /// When the server started (RFC 3339): the creation time of what it registers at start-up.
+    pub started: String,
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {

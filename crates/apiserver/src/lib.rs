@@ -123,6 +123,7 @@ impl ApiServer {
             }),
             token: token.clone(),
             audit: audit.clone(),
+            openapi: Default::default(),
             started: store::meta::now_rfc3339(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();

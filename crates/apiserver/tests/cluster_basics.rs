@@ -335,3 +335,51 @@ async fn certificate_signing_requests_are_approved(backend: Backend) {
 }
 
 testenv::each_control_plane!(certificate_signing_requests_are_approved);
+
+/// The embedded server has one bearer token and no key to sign service account tokens with, so it
+/// answers `serviceaccounts/token` as kube-apiserver does when started without a signing key: the
+/// subresource is not there (docs/control-planes.md). ServiceAccounts themselves are served.
+#[tokio::test]
+async fn service_account_tokens_are_not_issued_without_a_signing_key() {
+    let plane = ControlPlane::start(Backend::Embedded)
+        .await
+        .expect("embedded server starts");
+    let client = plane.client();
+    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}});
+    let created = request(
+        &client,
+        "POST",
+        "/api/v1/namespaces/default/serviceaccounts",
+        "application/json",
+        account,
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let token_request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});
+    let refused = request(
+        &client,
+        "POST",
+        "/api/v1/namespaces/default/serviceaccounts/robot/token",
+        "application/json",
+        token_request,
+    )
+    .await;
+    assert_eq!(
+        status_of(&refused),
+        (
+            404,
+            "NotFound",
+            "the server could not find the requested resource"
+        )
+    );
+    let core = get(&client, "/api/v1").await;
+    let names: Vec<&str> = core.body["resources"]
+        .as_array()
+        .map(|resources| resources.iter().filter_map(|r| r["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(names.contains(&"serviceaccounts"), "{names:?}");
+    assert!(!names.contains(&"serviceaccounts/token"), "{names:?}");
+    for listed in ["pods/exec", "pods/log", "pods/binding", "nodes/status"] {
+        assert!(names.contains(&listed), "{listed} in {names:?}");
+    }
+}

@@ -81,6 +81,14 @@ async fn component_statuses_are_listed_and_nodes_are_cordoned(backend: Backend) 
     let statuses = get(&client, "/api/v1/componentstatuses").await;
     assert_eq!(statuses.status, 200, "{}", statuses.body);
     assert_eq!(statuses.body["kind"], "ComponentStatusList");
+    assert!(
+        statuses
+            .warnings
+            .iter()
+            .any(|w| w.contains("v1 ComponentStatus is deprecated in v1.19+")),
+        "{:?}",
+        statuses.warnings
+    );
     let items = statuses.body["items"].as_array().cloned().unwrap_or_default();
     assert!(!items.is_empty());
     for item in &items {
@@ -102,6 +110,12 @@ async fn component_statuses_are_listed_and_nodes_are_cordoned(backend: Backend) 
     let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "worker-1"}});
     let created = request(&client, "POST", "/api/v1/nodes", "application/json", node).await;
     assert_eq!(created.status, 201, "{}", created.body);
+    // Kept from pods until a kubelet reports it ready, with nothing reported yet.
+    assert_eq!(
+        created.body["spec"]["taints"],
+        json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}])
+    );
+    assert_eq!(created.body["status"]["nodeInfo"]["kubeletVersion"], "");
     let kubectl = Kubectl::new(&plane);
     kubectl.ok(&["cordon", "worker-1"]).await;
     let cordoned = get(&client, "/api/v1/nodes/worker-1").await;

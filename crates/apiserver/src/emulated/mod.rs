@@ -11,6 +11,7 @@ mod deployments;
 mod garbage_collector;
 mod kubernetes_service;
 mod namespaces;
+mod nodes;
 mod pods;
 mod services;
 
@@ -43,6 +44,9 @@ pub(crate) fn on_admit(
     } else if is(rt, "certificates.k8s.io", "certificatesigningrequests") && old.is_none() {
         requested_by_the_token_holder(object);
         Ok(())
+    } else if is(rt, "", "nodes") && old.is_none() {
+        nodes::admit_new(object);
+        Ok(())
     } else if is(rt, "", "pods") && old.is_none() {
         pods::admit_new(object);
         Ok(())
@@ -59,6 +63,10 @@ fn requested_by_the_token_holder(object: &mut Value) {
         spec.insert("username".into(), USER.into());
         spec.insert("uid".into(), USER.into());
         spec.insert("groups".into(), serde_json::json!(GROUPS));
+    }
+    // The status is always written, empty until a signer or an approver fills it.
+    if let Some(map) = object.as_object_mut() {
+        map.entry("status").or_insert_with(|| serde_json::json!({}));
     }
 }
 

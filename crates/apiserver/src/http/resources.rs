@@ -25,6 +25,30 @@ use crate::{
 };
 
 pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
+    let deprecation = deprecation(&target);
+    let response = serve(shared, target, call).await?;
+    Ok(match deprecation {
+        Some(warning) => respond::with_warnings(response, &[warning.to_owned()]),
+        None => response,
+    })
+}
+
+/// The warning kube-apiserver sends with every answer about a deprecated built-in resource.
+fn deprecation(target: &ResourcePath) -> Option<&'static str> {
+    match (
+        target.group.as_str(),
+        target.version.as_str(),
+        target.plural.as_str(),
+    ) {
+        ("", "v1", "componentstatuses") => Some("v1 ComponentStatus is deprecated in v1.19+"),
+        ("", "v1", "endpoints") => {
+            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+        }
+        _ => None,
+    }
+}
+
+async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
     let rt = shared
         .store
         .resolve(&target.group, &target.version, &target.plural)

@@ -200,7 +200,16 @@ async fn pod_endpoints_answer_as_without_a_kubelet(backend: Backend) {
     )
     .await;
     assert_eq!(patched.status, 200, "{}", patched.body);
-    assert_eq!(patched.body["spec"]["ephemeralContainers"][0]["name"], "debugger");
+    let debugger = &patched.body["spec"]["ephemeralContainers"][0];
+    assert_eq!(debugger["name"], "debugger");
+    // Defaulted as every container is.
+    assert_eq!(
+        (
+            &debugger["imagePullPolicy"],
+            &debugger["terminationMessagePolicy"]
+        ),
+        (&json!("Always"), &json!("File"))
+    );
     assert_eq!(patched.body["metadata"]["labels"], json!({"app": "web"}));
     let read = get(&client, &format!("{PODS}/web/ephemeralcontainers")).await;
     assert_eq!(read.body["spec"]["ephemeralContainers"][0]["image"], "busybox");
@@ -341,7 +350,9 @@ async fn certificate_signing_requests_are_approved(backend: Backend) {
         (&condition["type"], &condition["status"]),
         (&json!("Approved"), &json!("True"))
     );
-    assert!(condition["lastUpdateTime"].is_string() || condition["lastUpdateTime"].is_null());
+    // Stamped by the server, as the approval carried no times.
+    assert!(condition["lastUpdateTime"].is_string(), "{condition}");
+    assert!(condition["lastTransitionTime"].is_string(), "{condition}");
     let status = get(&client, &format!("{CSRS}/alice/status")).await;
     assert_eq!(status.body["status"]["conditions"][0]["reason"], "KubectlApprove");
     let printed = Kubectl::new(&plane).ok(&["get", "csr", "alice"]).await;

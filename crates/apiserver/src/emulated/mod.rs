@@ -41,8 +41,11 @@ pub(crate) fn on_admit(
         Ok(())
     } else if is(rt, "", "services") {
         services::admit(state, old, object)
-    } else if is(rt, "certificates.k8s.io", "certificatesigningrequests") && old.is_none() {
-        requested_by_the_token_holder(object);
+    } else if is(rt, "certificates.k8s.io", "certificatesigningrequests") {
+        match old {
+            None => requested_by_the_token_holder(object),
+            Some(old) => stamp_conditions(old, object),
+        }
         Ok(())
     } else if is(rt, "", "nodes") && old.is_none() {
         nodes::admit_new(object);
@@ -67,6 +70,39 @@ fn requested_by_the_token_holder(object: &mut Value) {
     // The status is always written, empty until a signer or an approver fills it.
     if let Some(map) = object.as_object_mut() {
         map.entry("status").or_insert_with(|| serde_json::json!({}));
+    }
+}
+
+/// A CSR's conditions without times get them, as kube-apiserver stamps them: updated now, and in
+/// transition since now unless the condition held the same status before.
+fn stamp_conditions(old: &Value, object: &mut Value) {
+    let now = crate::store::meta::now_rfc3339();
+    let before = old
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(conditions) = object
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for condition in conditions.iter_mut() {
+        let held = before
+            .iter()
+            .find(|c| c["type"] == condition["type"] && c["status"] == condition["status"])
+            .and_then(|c| c.get("lastTransitionTime"))
+            .cloned();
+        let Some(condition) = condition.as_object_mut() else {
+            continue;
+        };
+        condition
+            .entry("lastUpdateTime")
+            .or_insert_with(|| Value::from(now.clone()));
+        condition
+            .entry("lastTransitionTime")
+            .or_insert_with(|| held.unwrap_or_else(|| Value::from(now.clone())));
     }
 }
 

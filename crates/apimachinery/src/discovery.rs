@@ -191,6 +191,48 @@ mod tests {
     }
 
     #[test]
+    fn b8_pod_subresources_are_listed_with_the_kinds_they_answer() {
+        let list = api_resource_list(&builtins(), "", "v1").unwrap();
+        let exec = list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "pods/exec")
+            .unwrap();
+        assert_eq!(
+            (&exec["kind"], &exec["verbs"]),
+            (&json!("PodExecOptions"), &json!(["create", "get"]))
+        );
+        let aggregated = aggregated_discovery(&builtins(), true);
+        let pods = aggregated["items"][0]["versions"][0]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "pods")
+            .unwrap();
+        let names: Vec<&str> = pods["subresources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["subresource"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "attach",
+                "binding",
+                "ephemeralcontainers",
+                "exec",
+                "log",
+                "portforward",
+                "proxy",
+                "status"
+            ]
+        );
+        assert_eq!(pods["subresources"][6]["responseKind"]["kind"], "PodProxyOptions");
+    }
+
+    #[test]
     fn d3_group_list_prefers_the_first_served_version() {
         let list = api_group_list(&builtins());
         let apps = list["groups"]

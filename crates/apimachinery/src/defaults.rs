@@ -186,7 +186,7 @@ fn default_pod_spec(pod_spec: &mut Value) {
     set_default(spec, "dnsPolicy", json!("ClusterFirst"));
     set_default(spec, "schedulerName", json!("default-scheduler"));
     set_default(spec, "securityContext", json!({}));
-    for list in ["containers", "initContainers"] {
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
         if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
             for container in containers.iter_mut().filter_map(Value::as_object_mut) {
                 default_container(container);

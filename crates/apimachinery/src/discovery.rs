@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::resource::ResourceType;
+use crate::resource::{ResourceType, subresources};
 
 /// `GET /api`: `APIVersions`.
 pub fn core_api_versions() -> Value {
@@ -61,17 +61,19 @@ pub fn api_resource_list(resources: &[ResourceType], group: &str, version: &str)
             "name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced, "kind": rt.kind,
             "verbs": rt.verbs, "shortNames": rt.short_names, "categories": rt.categories,
         }));
-        if rt.status_subresource {
-            entries.push(json!({
-                "name": format!("{}/status", rt.plural), "singularName": "", "namespaced": rt.namespaced,
-                "kind": rt.kind, "verbs": ["get", "patch", "update"],
-            }));
-        }
-        if rt.scale.is_some() {
-            entries.push(json!({
-                "name": format!("{}/scale", rt.plural), "singularName": "", "namespaced": rt.namespaced,
-                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
-            }));
+        for sub in subresources(rt) {
+            let mut entry = json!({
+                "name": format!("{}/{}", rt.plural, sub.name), "singularName": "", "namespaced": rt.namespaced,
+                "kind": rt.kind, "verbs": sub.verbs,
+            });
+            if let Some((group, version, kind)) = sub.kind {
+                entry["kind"] = json!(kind);
+                if group != rt.group {
+                    entry["group"] = json!(group);
+                    entry["version"] = json!(version);
+                }
+            }
+            entries.push(entry);
         }
     }
     let group_version = if group.is_empty() {
@@ -113,14 +115,18 @@ pub fn aggregated_discovery(resources: &[ResourceType], core: bool) -> Value {
                                 "singularResource": rt.singular, "verbs": rt.verbs,
                                 "shortNames": rt.short_names, "categories": rt.categories,
                             });
-                            let mut subresources = Vec::new();
-                            if rt.status_subresource {
-                                subresources.push(json!({"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}));
-                            }
-                            if rt.scale.is_some() {
-                                let scale = json!({"group": "autoscaling", "version": "v1", "kind": "Scale"});
-                                subresources.push(json!({"subresource": "scale", "responseKind": scale, "verbs": ["get", "patch", "update"]}));
-                            }
+                            let subresources: Vec<Value> = subresources(rt)
+                                .into_iter()
+                                .map(|sub| {
+                                    let answered = match sub.kind {
+                                        Some((group, version, kind)) => {
+                                            json!({"group": group, "version": version, "kind": kind})
+                                        }
+                                        None => kind.clone(),
+                                    };
+                                    json!({"subresource": sub.name, "responseKind": answered, "verbs": sub.verbs})
+                                })
+                                .collect();
                             if !subresources.is_empty() {
                                 entry["subresources"] = Value::Array(subresources);
                             }
@@ -182,6 +188,48 @@ mod tests {
                 .iter()
                 .all(|g| g["metadata"]["name"] != "")
         );
+    }
+
+    #[test]
+    fn b8_pod_subresources_are_listed_with_the_kinds_they_answer() {
+        let list = api_resource_list(&builtins(), "", "v1").unwrap();
+        let exec = list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "pods/exec")
+            .unwrap();
+        assert_eq!(
+            (&exec["kind"], &exec["verbs"]),
+            (&json!("PodExecOptions"), &json!(["create", "get"]))
+        );
+        let aggregated = aggregated_discovery(&builtins(), true);
+        let pods = aggregated["items"][0]["versions"][0]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "pods")
+            .unwrap();
+        let names: Vec<&str> = pods["subresources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["subresource"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "attach",
+                "binding",
+                "ephemeralcontainers",
+                "exec",
+                "log",
+                "portforward",
+                "proxy",
+                "status"
+            ]
+        );
+        assert_eq!(pods["subresources"][6]["responseKind"]["kind"], "PodProxyOptions");
     }
 
     #[test]

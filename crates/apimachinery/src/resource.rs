@@ -117,6 +117,8 @@ struct BuiltIn {
     field_labels: &'static [&'static str],
     /// Create is the one verb (reviews).
     create_only: bool,
+    /// Get and list are the only verbs.
+    read_only: bool,
 }
 
 const fn builtin(
@@ -135,6 +137,7 @@ const fn builtin(
         status: false,
         field_labels: &[],
         create_only: false,
+        read_only: false,
     }
 }
 
@@ -144,6 +147,76 @@ const fn review(group: &'static str, kind: &'static str, plural: &'static str) -
         create_only: true,
         ..builtin(group, "v1", kind, plural)
     }
+}
+
+/// A subresource as discovery describes it: its name, the kind it answers with and its verbs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subresource {
+    pub name: &'static str,
+    /// `None`: the kind of the resource itself.
+    pub kind: Option<(&'static str, &'static str, &'static str)>,
+    pub verbs: &'static [&'static str],
+}
+
+const GET_PATCH_UPDATE: &[&str] = &["get", "patch", "update"];
+const CONNECT: &[&str] = &["create", "get"];
+const PROXY: &[&str] = &["create", "delete", "get", "patch", "update"];
+
+const fn sub(name: &'static str, kind: &'static str, verbs: &'static [&'static str]) -> Subresource {
+    Subresource {
+        name,
+        kind: Some(("", "v1", kind)),
+        verbs,
+    }
+}
+
+/// Every subresource `rt` serves, by name: status and scale where the type has them, and the ones
+/// built-in kinds have besides (the kubelet's pod endpoints, a CSR's approval).
+pub fn subresources(rt: &ResourceType) -> Vec<Subresource> {
+    let mut found = Vec::new();
+    if rt.status_subresource {
+        found.push(Subresource {
+            name: "status",
+            kind: None,
+            verbs: GET_PATCH_UPDATE,
+        });
+    }
+    if rt.scale.is_some() {
+        found.push(Subresource {
+            name: "scale",
+            kind: Some(("autoscaling", "v1", "Scale")),
+            verbs: GET_PATCH_UPDATE,
+        });
+    }
+    if rt.is_builtin() {
+        found.extend(match (rt.group.as_str(), rt.plural.as_str()) {
+            ("", "pods") => vec![
+                sub("attach", "PodAttachOptions", CONNECT),
+                sub("binding", "Binding", &["create"]),
+                Subresource {
+                    name: "ephemeralcontainers",
+                    kind: None,
+                    verbs: GET_PATCH_UPDATE,
+                },
+                sub("exec", "PodExecOptions", CONNECT),
+                Subresource {
+                    name: "log",
+                    kind: None,
+                    verbs: &["get"],
+                },
+                sub("portforward", "PodPortForwardOptions", CONNECT),
+                sub("proxy", "PodProxyOptions", PROXY),
+            ],
+            ("certificates.k8s.io", "certificatesigningrequests") => vec![Subresource {
+                name: "approval",
+                kind: None,
+                verbs: GET_PATCH_UPDATE,
+            }],
+            _ => Vec::new(),
+        });
+    }
+    found.sort_by_key(|s| s.name);
+    found
 }
 
 /// The review kinds: created to ask the API server something, answered, never stored.
@@ -208,6 +281,41 @@ pub fn builtins() -> Vec<ResourceType> {
         BuiltIn {
             short_names: &["sa"],
             ..builtin("", "v1", "ServiceAccount", "serviceaccounts")
+        },
+        BuiltIn {
+            short_names: &["ep"],
+            ..builtin("", "v1", "Endpoints", "endpoints")
+        },
+        BuiltIn {
+            namespaced: false,
+            short_names: &["no"],
+            status: true,
+            field_labels: &["spec.unschedulable"],
+            ..builtin("", "v1", "Node", "nodes")
+        },
+        // Answered from what the server knows of itself, never stored: get and list only.
+        BuiltIn {
+            namespaced: false,
+            short_names: &["cs"],
+            read_only: true,
+            ..builtin("", "v1", "ComponentStatus", "componentstatuses")
+        },
+        builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
+        BuiltIn {
+            namespaced: false,
+            read_only: true,
+            ..builtin("apiregistration.k8s.io", "v1", "APIService", "apiservices")
+        },
+        BuiltIn {
+            namespaced: false,
+            short_names: &["csr"],
+            status: true,
+            ..builtin(
+                "certificates.k8s.io",
+                "v1",
+                "CertificateSigningRequest",
+                "certificatesigningrequests",
+            )
         },
         BuiltIn {
             short_names: &["deploy"],
@@ -298,6 +406,7 @@ pub fn builtins() -> Vec<ResourceType> {
             verbs: ALL_VERBS
                 .iter()
                 .filter(|v| !b.create_only || **v == "create")
+                .filter(|v| !b.read_only || matches!(**v, "get" | "list"))
                 .filter(|v| b.plural != "namespaces" || **v != "deletecollection")
                 .map(|v| (*v).to_owned())
                 .collect(),

@@ -69,6 +69,9 @@ pub enum Error {
         message: String,
         causes: Vec<FieldCause>,
     },
+    /// 500 without a reason, as kube-apiserver answers when it cannot reach a node's kubelet.
+    #[error("{0}")]
+    Unreachable(String),
     #[error("io error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -99,7 +102,7 @@ impl Error {
             Error::MethodNotAllowed(_) => 405,
             Error::TooLarge(_) => 413,
             Error::Unauthorized => 401,
-            Error::Io(_) => 500,
+            Error::Io(_) | Error::Unreachable(_) => 500,
         }
     }
 
@@ -117,6 +120,7 @@ impl Error {
             Error::TooLarge(_) => "RequestEntityTooLarge",
             Error::Unauthorized => "Unauthorized",
             Error::Io(_) => "InternalError",
+            Error::Unreachable(_) => "",
         }
     }
 
@@ -159,6 +163,11 @@ impl Error {
         });
         if let Some(details) = details {
             status["details"] = details;
+        }
+        if self.reason().is_empty()
+            && let Some(status) = status.as_object_mut()
+        {
+            status.remove("reason");
         }
         status
     }

@@ -113,6 +113,7 @@ impl ApiServer {
             .await
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr)))?;
         let addr = listener.local_addr()?;
+        store.serve_on(addr.port());
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
@@ -122,6 +123,8 @@ impl ApiServer {
             }),
             token: token.clone(),
             audit: audit.clone(),
+            openapi: Default::default(),
+            started: store::meta::now_rfc3339(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

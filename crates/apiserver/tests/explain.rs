@@ -42,6 +42,20 @@ async fn kubectl_explain_documents_built_in_and_custom_fields(backend: Backend) 
             "--timeout=20s",
         ])
         .await;
+    // kube-apiserver publishes the group's OpenAPI document a moment after the CRD is established.
+    let client = plane.client();
+    common::eventually("the group's OpenAPI v3 document", || async {
+        common::send(
+            &client,
+            "GET",
+            "/openapi/v3/apis/example.com/v1",
+            "application/json",
+            serde_json::Value::Null,
+        )
+        .await
+        .0 == 200
+    })
+    .await;
     for (field, lines) in FIELDS {
         let explained = kubectl.ok(&["explain", field]).await;
         for line in *lines {
@@ -67,3 +81,53 @@ async fn kubectl_explain_documents_built_in_and_custom_fields(backend: Backend) 
 }
 
 testenv::each_control_plane!(kubectl_explain_documents_built_in_and_custom_fields);
+
+/// The OpenAPI documents follow a CRD's schema as it changes, however often they were read before.
+async fn openapi_documents_follow_a_changed_crd_schema(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let crd: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("crd.json")).expect("the CRD fixture"))
+            .expect("the CRD fixture is JSON");
+    common::install_crd(&client, crd).await;
+    const V3: &str = "/openapi/v3/apis/example.com/v1";
+    const V2: &str = "/openapi/v2";
+    let mentions_tablespace = |document: &serde_json::Value| document.to_string().contains("tablespace");
+    // kube-apiserver publishes a new group's document a moment after the CRD is established.
+    common::eventually("the group's OpenAPI v3 document", || async {
+        common::send(&client, "GET", V3, "application/json", serde_json::Value::Null)
+            .await
+            .0
+            == 200
+    })
+    .await;
+    for path in [V3, V2, V3, V2] {
+        let (status, document) =
+            common::send(&client, "GET", path, "application/json", serde_json::Value::Null).await;
+        assert_eq!(status, 200, "{path}");
+        assert!(!mentions_tablespace(&document), "{path}");
+    }
+    let added = serde_json::json!([{"op": "add",
+        "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/tablespace",
+        "value": {"type": "string", "description": "Where the table lives."}}]);
+    let (status, body) = common::send(
+        &client,
+        "PATCH",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/postgreswriters.example.com",
+        "application/json-patch+json",
+        added,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    // kube-apiserver republishes its documents a moment after the CRD changes.
+    for path in [V3, V2] {
+        common::eventually(&format!("{path} to document the new field"), || async {
+            let (_, document) =
+                common::send(&client, "GET", path, "application/json", serde_json::Value::Null).await;
+            mentions_tablespace(&document)
+        })
+        .await;
+    }
+}
+
+testenv::each_control_plane!(openapi_documents_follow_a_changed_crd_schema);

@@ -86,6 +86,39 @@ const KINDS: &[(&str, &str, &[&str])] = &[
         &["USERS", "GROUPS", "SERVICEACCOUNTS"],
     ),
     (
+        "nodes tables-node",
+        "NAME|STATUS|ROLES|AGE|VERSION|INTERNAL-IP|EXTERNAL-IP|OS-IMAGE|KERNEL-VERSION|CONTAINER-RUNTIME\n\
+         tables-node|Ready,SchedulingDisabled|control-plane,worker|*|v1.33.13|10.0.0.5|<none>|Debian GNU/Linux 12 (bookworm)|6.1.0|containerd://1.7.0",
+        &[
+            "INTERNAL-IP",
+            "EXTERNAL-IP",
+            "OS-IMAGE",
+            "KERNEL-VERSION",
+            "CONTAINER-RUNTIME",
+        ],
+    ),
+    (
+        "endpoints web",
+        "NAME|ENDPOINTS|AGE\nweb|10.1.0.1:80,10.1.0.2:80,10.1.0.1:53 + 1 more...|*",
+        &[],
+    ),
+    (
+        "endpointslices web-1",
+        "NAME|ADDRESSTYPE|PORTS|ENDPOINTS|AGE\nweb-1|IPv4|80|10.1.0.1,10.1.0.2|*",
+        &[],
+    ),
+    (
+        "certificatesigningrequests tables-user",
+        "NAME|AGE|SIGNERNAME|REQUESTOR|REQUESTEDDURATION|CONDITION\n\
+         tables-user|*|kubernetes.io/kube-apiserver-client|admin|24h|Approved",
+        &[],
+    ),
+    (
+        "apiservices v1.apps",
+        "NAME|SERVICE|AVAILABLE|AGE\nv1.apps|Local|True|*",
+        &[],
+    ),
+    (
         "customresourcedefinitions postgreswriters.example.com",
         "NAME|CREATED AT\npostgreswriters.example.com|*",
         &[],
@@ -229,6 +262,35 @@ async fn kubectl_get_prints_the_columns_and_cells_of_kube_apiserver(backend: Bac
             ])
             .await;
     }
+    // A node as its kubelet reports it, then cordoned; a request approved.
+    let node_status = r#"{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"ready"}],
+        "addresses":[{"type":"InternalIP","address":"10.0.0.5"}],
+        "nodeInfo":{"architecture":"amd64","bootID":"b","containerRuntimeVersion":"containerd://1.7.0",
+        "kernelVersion":"6.1.0","kubeProxyVersion":"","kubeletVersion":"v1.33.13","machineID":"m",
+        "operatingSystem":"linux","osImage":"Debian GNU/Linux 12 (bookworm)","systemUUID":"u"}}}"#;
+    kubectl
+        .ok(&[
+            "patch",
+            "node/tables-node",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            node_status,
+        ])
+        .await;
+    kubectl.ok(&["cordon", "tables-node"]).await;
+    // As `kubectl certificate approve` writes it (which sends it as protobuf, docs/control-planes.md).
+    let approved = r#"{"status":{"conditions":[{"type":"Approved","status":"True","reason":"KubectlApprove","message":"approved"}]}}"#;
+    kubectl
+        .ok(&[
+            "patch",
+            "csr/tables-user",
+            "--subresource=approval",
+            "--type=merge",
+            "-p",
+            approved,
+        ])
+        .await;
     for (what, wide, wide_only) in KINDS {
         let mut args: Vec<&str> = vec!["get", "-n", "tables"];
         args.extend(what.split(' '));

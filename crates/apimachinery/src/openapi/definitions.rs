@@ -6,11 +6,13 @@ use std::sync::OnceLock;
 use k8s_openapi::{
     api::{
         apps::v1 as apps, authentication::v1 as authentication, authorization::v1 as authorization,
-        autoscaling::v1 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
-        core::v1 as core, events::v1 as events, rbac::v1 as rbac,
+        autoscaling::v1 as autoscaling, batch::v1 as batch, certificates::v1 as certificates,
+        coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery, events::v1 as events,
+        rbac::v1 as rbac,
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions,
     apimachinery::pkg::apis::meta::v1 as meta,
+    kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration,
     schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings},
 };
 use serde_json::{Map, Value};
@@ -63,6 +65,20 @@ fn generate() -> Definitions {
     add::<core::Event>(g, k, "", "v1", "Event");
     add::<core::Pod>(g, k, "", "v1", "Pod");
     add::<core::ServiceAccount>(g, k, "", "v1", "ServiceAccount");
+    add::<core::Endpoints>(g, k, "", "v1", "Endpoints");
+    add::<core::Node>(g, k, "", "v1", "Node");
+    add::<core::ComponentStatus>(g, k, "", "v1", "ComponentStatus");
+    add::<core::Binding>(g, k, "", "v1", "Binding");
+    add::<discovery::EndpointSlice>(g, k, "discovery.k8s.io", "v1", "EndpointSlice");
+    add::<apiregistration::APIService>(g, k, "apiregistration.k8s.io", "v1", "APIService");
+    add::<certificates::CertificateSigningRequest>(
+        g,
+        k,
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+    );
+    add::<authentication::TokenRequest>(g, k, "authentication.k8s.io", "v1", "TokenRequest");
     add::<apps::Deployment>(g, k, "apps", "v1", "Deployment");
     add::<apps::StatefulSet>(g, k, "apps", "v1", "StatefulSet");
     add::<apps::ReplicaSet>(g, k, "apps", "v1", "ReplicaSet");

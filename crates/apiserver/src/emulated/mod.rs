@@ -1,6 +1,7 @@
 //! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
-//! registration (V1), Service cluster IPs and instantly-ready Deployments (B5, K1).
+//! registration (V1), Service cluster IPs and instantly-ready Deployments (B5, K1), the `kubernetes`
+//! Service (B6).
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
@@ -8,7 +9,9 @@
 mod crds;
 mod deployments;
 mod garbage_collector;
+mod kubernetes_service;
 mod namespaces;
+mod nodes;
 mod pods;
 mod services;
 
@@ -38,11 +41,68 @@ pub(crate) fn on_admit(
         Ok(())
     } else if is(rt, "", "services") {
         services::admit(state, old, object)
+    } else if is(rt, "certificates.k8s.io", "certificatesigningrequests") {
+        match old {
+            None => requested_by_the_token_holder(object),
+            Some(old) => stamp_conditions(old, object),
+        }
+        Ok(())
+    } else if is(rt, "", "nodes") && old.is_none() {
+        nodes::admit_new(object);
+        Ok(())
     } else if is(rt, "", "pods") && old.is_none() {
         pods::admit_new(object);
         Ok(())
     } else {
         Ok(())
+    }
+}
+
+/// A new certificate signing request names who asked for it, as kube-apiserver fills it in from the
+/// request's user, whatever the body says: here the one holder of the token.
+fn requested_by_the_token_holder(object: &mut Value) {
+    use crate::http::reviews::{GROUPS, USER};
+    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("username".into(), USER.into());
+        spec.insert("uid".into(), USER.into());
+        spec.insert("groups".into(), serde_json::json!(GROUPS));
+    }
+    // The status is always written, empty until a signer or an approver fills it.
+    if let Some(map) = object.as_object_mut() {
+        map.entry("status").or_insert_with(|| serde_json::json!({}));
+    }
+}
+
+/// A CSR's conditions without times get them, as kube-apiserver stamps them: updated now, and in
+/// transition since now unless the condition held the same status before.
+fn stamp_conditions(old: &Value, object: &mut Value) {
+    let now = crate::store::meta::now_rfc3339();
+    let before = old
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(conditions) = object
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for condition in conditions.iter_mut() {
+        let held = before
+            .iter()
+            .find(|c| c["type"] == condition["type"] && c["status"] == condition["status"])
+            .and_then(|c| c.get("lastTransitionTime"))
+            .cloned();
+        let Some(condition) = condition.as_object_mut() else {
+            continue;
+        };
+        condition
+            .entry("lastUpdateTime")
+            .or_insert_with(|| Value::from(now.clone()));
+        condition
+            .entry("lastTransitionTime")
+            .or_insert_with(|| held.unwrap_or_else(|| Value::from(now.clone())));
     }
 }
 
@@ -63,6 +123,11 @@ pub(crate) fn after_write(
     if is(rt, "apps", "deployments") || is(rt, "apps", "statefulsets") {
         deployments::mark_ready(store, state, rt, namespace, name);
     }
+}
+
+/// Creates the `kubernetes` Service, or points it at `port` (B6).
+pub(crate) fn keep_kubernetes_service(store: &Store, state: &mut State, port: u16) {
+    kubernetes_service::reconcile(store, state, port);
 }
 
 /// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one (directly,
@@ -114,6 +179,12 @@ pub(crate) fn after_remove(
     object: &Value,
 ) {
     garbage_collector::after_remove(store, state, object);
+    if is(rt, "", "services")
+        && namespace == kubernetes_service::NAMESPACE
+        && crate::store::meta::name(object) == kubernetes_service::NAME
+    {
+        kubernetes_service::restore(store, state);
+    }
     if !namespace.is_empty() {
         namespaces::finish_if_empty(store, state, namespace);
     }

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::{
     Call,
+    openapi_cache::{self, Document, OpenApiCache},
     respond::{self, AGGREGATED_DISCOVERY, Representation},
 };
 use crate::{error::Error, store::Store};
@@ -45,27 +46,52 @@ pub fn resources(store: &Store, group: &str, version: &str) -> Result<axum::resp
 }
 
 /// The Swagger 2.0 document, as protobuf when asked for it (kubectl up to 1.29 reads nothing else).
-pub fn openapi_v2(store: &Store, call: &Call) -> axum::response::Response {
-    let document = apimachinery::openapi::v2::document(&store.registry().all());
-    if respond::wants_openapi_protobuf(&call.accept) {
-        return respond::bytes(
-            apimachinery::openapi::protobuf::encode(&document),
-            respond::OPENAPI_V2_PROTOBUF,
-        );
-    }
-    respond::json(200, &document)
+pub fn openapi_v2(store: &Store, cache: &OpenApiCache, call: &Call) -> axum::response::Response {
+    let registry = store.registry();
+    let protobuf = respond::wants_openapi_protobuf(&call.accept);
+    let which = if protobuf {
+        Document::V2Protobuf
+    } else {
+        Document::V2Json
+    };
+    let body = cache.get(&registry, which, |registry| {
+        let document = apimachinery::openapi::v2::document(&registry.all());
+        Some(if protobuf {
+            apimachinery::openapi::protobuf::encode(&document)
+        } else {
+            serde_json::to_vec(&document).unwrap_or_default()
+        })
+    });
+    let content_type = if protobuf {
+        respond::OPENAPI_V2_PROTOBUF
+    } else {
+        "application/json"
+    };
+    openapi_cache::response(body.unwrap_or_default(), content_type)
 }
 
-pub fn openapi_index(store: &Store) -> axum::response::Response {
-    respond::json(200, &apimachinery::openapi::v3::index(&store.registry().all()))
+pub fn openapi_index(store: &Store, cache: &OpenApiCache) -> axum::response::Response {
+    let body = cache.get(&store.registry(), Document::V3Index, |registry| {
+        serde_json::to_vec(&apimachinery::openapi::v3::index(&registry.all())).ok()
+    });
+    openapi_cache::response(body.unwrap_or_default(), "application/json")
 }
 
 pub fn openapi_document(
     store: &Store,
+    cache: &OpenApiCache,
     group: &str,
     version: &str,
 ) -> Result<axum::response::Response, Error> {
-    apimachinery::openapi::v3::document(&store.registry().all(), group, version)
-        .map(|doc| respond::json(200, &doc))
+    let which = Document::V3 {
+        group: group.to_owned(),
+        version: version.to_owned(),
+    };
+    cache
+        .get(&store.registry(), which, |registry| {
+            apimachinery::openapi::v3::document(&registry.all(), group, version)
+                .and_then(|document| serde_json::to_vec(&document).ok())
+        })
+        .map(|body| openapi_cache::response(body, "application/json"))
         .ok_or(Error::UnknownResource)
 }

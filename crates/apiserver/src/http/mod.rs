@@ -4,12 +4,16 @@
 
 pub mod audit;
 pub mod auth;
+mod computed;
 mod discovery;
+mod kubelet;
+pub mod openapi_cache;
 pub mod pages;
 pub mod path;
+mod pods;
 mod resources;
 pub mod respond;
-mod reviews;
+pub(crate) mod reviews;
 mod scale;
 pub mod tls;
 mod watch;
@@ -35,6 +39,10 @@ pub struct Shared {
     pub token: Option<secrecy::SecretString>,
     /// Where requests are recorded; `None` (the default) records nothing.
     pub audit: Option<Arc<audit::AuditLog>>,
+    /// The OpenAPI documents built so far, for the served types of the moment.
+    pub openapi: openapi_cache::OpenApiCache,
+    /// When the server started (RFC 3339): the creation time of what it registers at start-up.
+    pub started: String,
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
@@ -122,10 +130,10 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
         Route::CoreVersions => Ok(discovery::core(&shared.store, &call)),
         Route::GroupList => Ok(discovery::groups(&shared.store, &call)),
         Route::ResourceList { group, version } => discovery::resources(&shared.store, &group, &version),
-        Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &call)),
-        Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store)),
+        Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &shared.openapi, &call)),
+        Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store, &shared.openapi)),
         Route::OpenApiDocument { group, version } => {
-            discovery::openapi_document(&shared.store, &group, &version)
+            discovery::openapi_document(&shared.store, &shared.openapi, &group, &version)
         }
         Route::Resource(target) => resources::handle(shared, target, call).await,
         Route::NotFound => Err(Error::UnknownResource),

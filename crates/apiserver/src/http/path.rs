@@ -83,6 +83,8 @@ fn resource(group: &str, version: &str, rest: &[&str]) -> Route {
         [plural] => path(plural, None, None),
         [plural, name] => path(plural, Some(name), None),
         [plural, name, sub] => path(plural, Some(name), Some(sub)),
+        // A proxy forwards the rest of the path to the pod, Service or node.
+        [plural, name, "proxy", ..] => path(plural, Some(name), Some("proxy")),
         _ => Route::NotFound,
     }
 }

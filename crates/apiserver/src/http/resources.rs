@@ -13,8 +13,9 @@ use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
 use super::{
-    Call, Shared,
+    Call, Shared, computed, kubelet,
     path::ResourcePath,
+    pods,
     respond::{self, Representation},
     reviews, scale, watch,
 };
@@ -24,6 +25,30 @@ use crate::{
 };
 
 pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
+    let deprecation = deprecation(&target);
+    let response = serve(shared, target, call).await?;
+    Ok(match deprecation {
+        Some(warning) => respond::with_warnings(response, &[warning.to_owned()]),
+        None => response,
+    })
+}
+
+/// The warning kube-apiserver sends with every answer about a deprecated built-in resource.
+fn deprecation(target: &ResourcePath) -> Option<&'static str> {
+    match (
+        target.group.as_str(),
+        target.version.as_str(),
+        target.plural.as_str(),
+    ) {
+        ("", "v1", "componentstatuses") => Some("v1 ComponentStatus is deprecated in v1.19+"),
+        ("", "v1", "endpoints") => {
+            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+        }
+        _ => None,
+    }
+}
+
+async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
     let rt = shared
         .store
         .resolve(&target.group, &target.version, &target.plural)
@@ -76,12 +101,51 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
         };
         return scale::handle(shared, &rt, paths, &namespace, name, write);
     }
-    let status_only = match target.subresource.as_deref() {
-        None => false,
-        Some("status") if rt.status_subresource => true,
-        Some(_) => return Err(Error::UnknownResource),
-    };
     let namespace = target.namespace.clone().unwrap_or_default();
+    if computed::is_computed(&rt) {
+        return match (
+            &call.method,
+            target.name.as_deref(),
+            target.subresource.as_deref(),
+        ) {
+            (&Method::GET, None, None) => {
+                let items = computed::list(&shared.store, &rt, &shared.started);
+                let refs: Vec<&Value> = items.iter().collect();
+                if respond::negotiate(&call.accept) == Representation::Table {
+                    return Ok(respond::json(200, &table(&rt, &refs, "", None)));
+                }
+                let mut list = list_body(&rt, items, "", None);
+                list["metadata"] = json!({});
+                Ok(respond::json(200, &list))
+            }
+            (&Method::GET, Some(name), None) => Ok(represent_one(
+                &rt,
+                computed::get(&shared.store, &rt, &shared.started, name)?,
+                &call,
+            )),
+            (_, _, Some(_)) => Err(Error::UnknownResource),
+            _ => Err(Error::MethodNotAllowed(
+                "the server does not allow this method on the requested resource".into(),
+            )),
+        };
+    }
+    let is_pods = rt.is_builtin() && rt.group.is_empty() && rt.plural == "pods";
+    let status_only = match (target.subresource.as_deref(), target.name.as_deref()) {
+        (None, _) => false,
+        (Some("status"), _) if rt.status_subresource => true,
+        // An approval changes the conditions in the status alone, as a status write does.
+        (Some("approval"), _) if rt.is_builtin() && rt.plural == "certificatesigningrequests" => true,
+        (Some(sub), Some(name)) if is_pods && kubelet::SUBRESOURCES.contains(&sub) => {
+            return kubelet::answer(&shared.store, &namespace, name, sub, &call.method);
+        }
+        (Some("ephemeralcontainers"), Some(name)) if is_pods => {
+            return pods::ephemeral_containers(shared, &rt, &namespace, name, &call);
+        }
+        (Some("binding"), Some(name)) if is_pods => {
+            return pods::bind(shared, &rt, &namespace, name, &call);
+        }
+        (Some(_), _) => return Err(Error::UnknownResource),
+    };
     let watching = matches!(call.query.get("watch").map(String::as_str), Some("true" | "1"));
     match (&call.method, target.name.as_deref()) {
         (&Method::GET, None) if watching => watch::serve(shared, rt, target.namespace.as_deref(), &call),
@@ -164,21 +228,24 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
 fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
     if respond::negotiate(&call.accept) == Representation::Table {
         let rv = meta::resource_version(&object).unwrap_or_default().to_owned();
-        let table = render_table(
-            &Printer::for_type(rt),
-            &[&object],
-            true,
-            &rv,
-            None,
-            jiff::Timestamp::now(),
-        );
-        return respond::json(200, &table);
+        return respond::json(200, &table(rt, &[&object], &rv, None));
     }
     respond::json(200, &object)
 }
 
+fn table(rt: &ResourceType, rows: &[&Value], resource_version: &str, token: Option<&str>) -> Value {
+    render_table(
+        &Printer::for_type(rt),
+        rows,
+        true,
+        resource_version,
+        token,
+        jiff::Timestamp::now(),
+    )
+}
+
 /// The body of a create or an update, and the fields it repeats (for `fieldValidation`).
-fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
+pub(super) fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
     let content_type = call.content_type.as_deref().unwrap_or("application/json");
     let essence = content_type.split(';').next().unwrap_or_default().trim();
     if !matches!(essence, "application/json" | "application/yaml" | "") {
@@ -206,7 +273,7 @@ fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
     Ok((value, duplicates))
 }
 
-fn patch_type_of(call: &Call) -> Result<PatchType> {
+pub(super) fn patch_type_of(call: &Call) -> Result<PatchType> {
     let content_type = call.content_type.as_deref().unwrap_or("");
     PatchType::from_content_type(content_type).ok_or_else(|| {
         Error::UnsupportedMediaType(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got {content_type:?}"))
@@ -214,7 +281,7 @@ fn patch_type_of(call: &Call) -> Result<PatchType> {
 }
 
 /// A patch, and the fields it repeats (for `fieldValidation`).
-fn parse_patch(call: &Call, patch_type: PatchType) -> Result<(Value, Vec<String>)> {
+pub(super) fn parse_patch(call: &Call, patch_type: PatchType) -> Result<(Value, Vec<String>)> {
     if patch_type == PatchType::Apply {
         let value = serde_yaml::from_slice(&call.body)
             .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?;
@@ -267,7 +334,7 @@ fn dry_run(call: &Call) -> Result<bool> {
     }
 }
 
-fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Result<WriteOptions> {
+pub(super) fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Result<WriteOptions> {
     let field_validation = match call.query.get("fieldValidation").map(String::as_str) {
         None | Some("") | Some("Warn") => FieldValidation::Warn,
         Some("Strict") => FieldValidation::Strict,

@@ -75,6 +75,8 @@ pub(crate) struct State {
     pub registry: Registry,
     /// Next free offset in the Service cluster IP range.
     pub next_cluster_ip: u32,
+    /// The port the server listens on, once it does: the `kubernetes` Service's target port.
+    pub api_port: Option<u16>,
     /// Dependents by owner uid, for the garbage collector.
     pub owners: owners::OwnerIndex,
     /// What the garbage collector has yet to look at.
@@ -160,6 +162,7 @@ impl Store {
                 history: history::History::new(history),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
+                api_port: None,
                 owners,
                 collector: Default::default(),
             }),

@@ -9,12 +9,16 @@ use apimachinery::resource::{self, Origin, ResourceType};
 pub struct Registry {
     /// (group, version, plural) -> type.
     by_gvr: BTreeMap<(String, String, String), Arc<ResourceType>>,
+    /// Counts the changes of the served types, so that what is computed from them (the OpenAPI
+    /// documents) can be kept until they change.
+    generation: u64,
 }
 
 impl Default for Registry {
     fn default() -> Self {
         let mut registry = Registry {
             by_gvr: BTreeMap::new(),
+            generation: 0,
         };
         for rt in resource::builtins() {
             registry.insert(rt);
@@ -58,6 +62,11 @@ impl Registry {
         self.by_gvr.values().map(|rt| (**rt).clone()).collect()
     }
 
+    /// Which set of served types this is: it changes whenever a CRD's types are set or removed.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Replaces whatever the CRD `crd_name` served with `types`.
     pub fn set_crd(&mut self, crd_name: &str, types: Vec<ResourceType>) {
         self.remove_crd(crd_name);
@@ -67,6 +76,7 @@ impl Registry {
     }
 
     pub fn remove_crd(&mut self, crd_name: &str) {
+        self.generation += 1;
         self.by_gvr.retain(|_, rt| {
             rt.origin
                 != Origin::Crd {

@@ -8,8 +8,9 @@
 
 use k8s_openapi::{
     Resource,
-    api::{apps, batch, coordination, core, rbac},
+    api::{apps, batch, certificates, coordination, core, discovery, rbac},
     apiextensions_apiserver::pkg::apis::apiextensions,
+    kube_aggregator::pkg::apis::apiregistration,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -43,6 +44,11 @@ pub fn check(rt: &ResourceType, object: &mut Value) -> Result<Vec<String>, Probl
         "", "Event" => core::v1::Event;
         "", "Pod" => core::v1::Pod;
         "", "ServiceAccount" => core::v1::ServiceAccount;
+        "", "Endpoints" => core::v1::Endpoints;
+        "", "Node" => core::v1::Node;
+        "discovery.k8s.io", "EndpointSlice" => discovery::v1::EndpointSlice;
+        "apiregistration.k8s.io", "APIService" => apiregistration::v1::APIService;
+        "certificates.k8s.io", "CertificateSigningRequest" => certificates::v1::CertificateSigningRequest;
         "apps", "Deployment" => apps::v1::Deployment;
         "apps", "StatefulSet" => apps::v1::StatefulSet;
         "apps", "ReplicaSet" => apps::v1::ReplicaSet;

@@ -798,6 +798,12 @@ impl Store {
         emulated::after_write(self, state, rt, namespace, name, previous_references, stored);
     }
 
+    /// Keeps the `kubernetes` Service pointing at `port`, where the server now listens (B6).
+    pub fn serve_on(&self, port: u16) {
+        let mut state = self.lock();
+        emulated::keep_kubernetes_service(self, &mut state, port);
+    }
+
     /// Pre-creates the namespaces every cluster has (L3).
     pub(crate) fn create_default_namespaces(&self) {
         let mut state = self.lock();

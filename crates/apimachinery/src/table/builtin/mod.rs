@@ -3,6 +3,7 @@
 //! a column shows, where it shows one.
 
 mod access;
+mod cluster;
 mod config;
 mod events;
 mod fields;
@@ -117,6 +118,12 @@ pub fn table(group: &str, kind: &str) -> Option<&'static BuiltInTable> {
         ("", "ServiceAccount") => &config::SERVICE_ACCOUNT,
         ("coordination.k8s.io", "Lease") => &config::LEASE,
         ("", "Service") => &network::SERVICE,
+        ("", "Node") => &cluster::NODE,
+        ("", "ComponentStatus") => &cluster::COMPONENT_STATUS,
+        ("", "Endpoints") => &cluster::ENDPOINTS,
+        ("discovery.k8s.io", "EndpointSlice") => &cluster::ENDPOINT_SLICE,
+        ("apiregistration.k8s.io", "APIService") => &cluster::API_SERVICE,
+        ("certificates.k8s.io", "CertificateSigningRequest") => &cluster::CERTIFICATE_SIGNING_REQUEST,
         ("", "Pod") => &pod::POD,
         ("", "Event") => &events::CORE_EVENT,
         ("events.k8s.io", "Event") => &events::EVENT,

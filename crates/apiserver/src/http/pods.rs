@@ -1,0 +1,140 @@
+//! Pod subresources that write the pod (B8): `ephemeralcontainers`, which changes
+//! `spec.ephemeralContainers` and nothing else, and `binding`, which assigns a node as a scheduler does.
+
+use std::sync::Arc;
+
+use apimachinery::resource::ResourceType;
+use axum::{http::Method, response::Response};
+use serde_json::{Value, json};
+
+use super::{
+    Call, Shared,
+    resources::{parse_body, parse_patch, patch_type_of, write_options},
+    respond,
+};
+use crate::{
+    error::{Error, Result, Subject},
+    store::meta,
+};
+
+pub fn ephemeral_containers(
+    shared: &Arc<Shared>,
+    rt: &Arc<ResourceType>,
+    namespace: &str,
+    name: &str,
+    call: &Call,
+) -> Result<Response> {
+    let current = shared.store.get(rt, namespace, name)?;
+    let wanted = match call.method {
+        Method::GET => return Ok(respond::json(200, &current)),
+        Method::PUT => parse_body(call)?.0,
+        Method::PATCH => {
+            // The patch is applied to the whole pod, as kube-apiserver does, and only its ephemeral
+            // containers are kept from the result.
+            let patch_type = patch_type_of(call)?;
+            let (body, duplicates) = parse_patch(call, patch_type)?;
+            let mut options = write_options(call, duplicates)?;
+            options.dry_run = true;
+            let mut patched = shared
+                .store
+                .patch(rt, namespace, name, patch_type, &body, &options, false)?
+                .object;
+            meta::metadata_mut(&mut patched).insert(
+                "resourceVersion".into(),
+                current["metadata"]["resourceVersion"].clone(),
+            );
+            patched
+        }
+        _ => {
+            return Err(Error::MethodNotAllowed(
+                "the server does not allow this method on the requested resource".into(),
+            ));
+        }
+    };
+    let mut next = current.clone();
+    next["spec"]["ephemeralContainers"] = wanted
+        .pointer("/spec/ephemeralContainers")
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    if let Some(rv) = wanted.pointer("/metadata/resourceVersion") {
+        meta::metadata_mut(&mut next).insert("resourceVersion".into(), rv.clone());
+    }
+    if next["spec"]["ephemeralContainers"]
+        .as_array()
+        .is_some_and(Vec::is_empty)
+        && let Some(spec) = next["spec"].as_object_mut()
+    {
+        spec.remove("ephemeralContainers");
+    }
+    let written = shared.store.update(
+        rt,
+        namespace,
+        name,
+        next,
+        &write_options(call, Vec::new())?,
+        false,
+    )?;
+    Ok(respond::with_warnings(
+        respond::json(200, &written.object),
+        &written.warnings,
+    ))
+}
+
+/// `POST pods/{name}/binding`: sets the pod's node, once, as the scheduler does.
+pub fn bind(
+    shared: &Arc<Shared>,
+    rt: &Arc<ResourceType>,
+    namespace: &str,
+    name: &str,
+    call: &Call,
+) -> Result<Response> {
+    if call.method != Method::POST {
+        return Err(Error::MethodNotAllowed(
+            "the server does not allow this method on the requested resource".into(),
+        ));
+    }
+    let binding = parse_body(call)?.0;
+    let node = binding
+        .pointer("/target/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let current = shared.store.get(rt, namespace, name)?;
+    let binding_subject = Subject {
+        qualified_plural: "pods/binding".into(),
+        group: String::new(),
+        plural: "pods/binding".into(),
+        name: name.to_owned(),
+    };
+    if let Some(assigned) = meta::str_at(&current, "/spec/nodeName").filter(|n| !n.is_empty()) {
+        return Err(Error::Conflict {
+            subject: binding_subject,
+            reason: format!("pod {name} is already assigned to node {assigned:?}"),
+        });
+    }
+    if node.is_empty() {
+        return Err(Error::Invalid {
+            kind_group: "Binding".into(),
+            subject: binding_subject,
+            causes: vec![apimachinery::FieldCause::new(
+                "FieldValueRequired",
+                "target.name",
+                "Required value",
+            )],
+        });
+    }
+    let mut next = current.clone();
+    next["spec"]["nodeName"] = json!(node);
+    shared.store.update(
+        rt,
+        namespace,
+        name,
+        next,
+        &write_options(call, Vec::new())?,
+        false,
+    )?;
+    Ok(respond::json(
+        201,
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+    ))
+}

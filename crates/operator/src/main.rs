@@ -4,8 +4,8 @@ use std::{io::Write, process::ExitCode};
 
 use clap::Parser;
 use operator::manager::{
-    cli::{Cli, Command},
-    dev, logs, run,
+    cli::{Cli, Command, DevArgs},
+    crds, logs, run,
 };
 use tokio::sync::watch;
 
@@ -52,12 +52,27 @@ async fn client() -> operator::Result<kube::Client> {
     })
 }
 
+#[cfg(feature = "dev")]
+async fn dev(args: DevArgs) -> operator::Result<()> {
+    operator::manager::dev::dev(args, shutdown_on_signal()).await
+}
+
+/// A release build leaves dev mode out (the embedded API server, a throwaway PostgreSQL): say how to
+/// get it rather than fail to parse.
+#[cfg(not(feature = "dev"))]
+async fn dev(_: DevArgs) -> operator::Result<()> {
+    Err(operator::Error::Config(
+        "this build has no dev mode: run `make dev`, or build with `cargo build -p operator --features dev`"
+            .into(),
+    ))
+}
+
 async fn execute(cli: Cli) -> operator::Result<()> {
     match cli.command {
         Command::Run(args) => run::run(client().await?, args, shutdown_on_signal()).await,
-        Command::Dev(args) => dev::dev(args, shutdown_on_signal()).await,
-        Command::Install => dev::install_crds(&client().await?).await,
-        Command::Uninstall => dev::uninstall_crds(&client().await?).await,
+        Command::Dev(args) => dev(args).await,
+        Command::Install => crds::install(&client().await?).await,
+        Command::Uninstall => crds::uninstall(&client().await?).await,
         Command::Crds { out_dir } => {
             let crds = operator::api::crds();
             match out_dir {

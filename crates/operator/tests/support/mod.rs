@@ -106,6 +106,13 @@ impl Running {
         self.sample_values(&sample).first().copied()
     }
 
+    /// How many orphan sweeps completed without error so far.
+    pub fn sweeps(&self) -> u64 {
+        self.sample_values("postgres_writer_orphan_sweeps_total{result=\"success\"}")
+            .iter()
+            .sum::<f64>() as u64
+    }
+
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
         self.sample_values("controller_runtime_reconcile_total{")

@@ -244,7 +244,9 @@ async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_row
     running.stop().await;
 }
 
-async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_converges_after(backend: Backend) {
+async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_converges_after(
+    backend: Backend,
+) {
     let w = world(backend).await;
     let config = DatabaseConfig {
         connect_timeout_seconds: 1,
@@ -279,7 +281,10 @@ async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_con
         )
         .await
         .expect("update");
-    let names: Vec<String> = (0..5).map(|i| format!("s{i:04}")).filter(|n| n != "s0001").collect();
+    let names: Vec<String> = (0..5)
+        .map(|i| format!("s{i:04}"))
+        .filter(|n| n != "s0001")
+        .collect();
     eventually(
         &format!("every changed resource to report DatabaseUnavailable within {reported_within:?}"),
         reported_within,
@@ -505,7 +510,12 @@ async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(ba
         ("default/foreign".into(), "someone".into(), 2, "y".into()),
         ("default/taken".into(), "first come".into(), 3, "z".into()),
     ];
-    let enrolments = vec![("default/kept".to_owned(), "elsewhere".to_owned(), 4, "w".to_owned())];
+    let enrolments = vec![(
+        "default/kept".to_owned(),
+        "elsewhere".to_owned(),
+        4,
+        "w".to_owned(),
+    )];
     let ours = |name: &str, age| {
         (
             format!("default/{name}"),
@@ -517,9 +527,12 @@ async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(ba
     let create = |name: &'static str, age| {
         let api = w.api.clone();
         async move {
-            api.create(&PostParams::default(), &writer(name, "students", name, age, "chile"))
-                .await
-                .expect("create")
+            api.create(
+                &PostParams::default(),
+                &writer(name, "students", name, age, "chile"),
+            )
+            .await
+            .expect("create")
         }
     };
     // A row an earlier version wrote, before there was a ledger: the resource's uid, no ledger entry.
@@ -546,7 +559,12 @@ async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(ba
     wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
     release(&w.api, "released").await;
     let mut everything = foreign.clone();
-    everything.extend([ours("legacy", 19), ours("gone", 20), ours("kept", 21), ours("released", 23)]);
+    everything.extend([
+        ours("legacy", 19),
+        ours("gone", 20),
+        ours("kept", 21),
+        ours("released", 23),
+    ]);
     everything.sort();
     two_more_sweeps(&running).await;
     assert_eq!(
@@ -561,7 +579,11 @@ async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(ba
     // orphans. The legacy one counts: its resource's reconcile found the row holding its uid.
     orphan(&w.api, "gone").await;
     orphan(&w.api, "legacy").await;
-    assert_eq!(rows(&w.sql, "students").await, everything, "nobody deleted the rows");
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        everything,
+        "nobody deleted the rows"
+    );
 
     let running = operator(&w, sweeping(), FAST_RESYNC);
     let mut expected = foreign.clone();
@@ -606,7 +628,10 @@ async fn a_row_released_while_the_database_is_down_survives_the_sweeps_after(bac
     );
     for (name, age) in [("released", 30), ("orphaned", 31)] {
         w.api
-            .create(&PostParams::default(), &writer(name, "students", name, age, "peru"))
+            .create(
+                &PostParams::default(),
+                &writer(name, "students", name, age, "peru"),
+            )
             .await
             .expect("create");
         wait_reason(&w.api, name, "True/Synced", SHORT).await;
@@ -618,7 +643,12 @@ async fn a_row_released_while_the_database_is_down_survives_the_sweeps_after(bac
     w.pg.restart().await.expect("PostgreSQL starts again");
 
     let sql = connect(&w.pg).await;
-    let kept = vec![("default/released".to_owned(), "released".to_owned(), 30, "peru".to_owned())];
+    let kept = vec![(
+        "default/released".to_owned(),
+        "released".to_owned(),
+        30,
+        "peru".to_owned(),
+    )];
     eventually("the orphan row to be swept", LONG, || async {
         (rows(&sql, "students").await == kept).then_some(())
     })

@@ -272,6 +272,9 @@ mod tests {
             password: Some("pw".into()),
             ..Default::default()
         };
-        assert!(!password_only.names_a_database(), "a password alone says nothing about where");
+        assert!(
+            !password_only.names_a_database(),
+            "a password alone says nothing about where"
+        );
     }
 }

@@ -204,10 +204,12 @@ impl RowStore {
              WHERE l.row_table = r.t AND l.row_id = r.id AND l.owner_uid = r.owner_uid"
         );
         self.pool()
-            .run(async |client| match client.execute(&sql, &[&tables, &ids, &owners]).await {
-                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Ok(()),
-                other => other.map(drop).map_err(Error::Database),
-            })
+            .run(
+                async |client| match client.execute(&sql, &[&tables, &ids, &owners]).await {
+                    Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Ok(()),
+                    other => other.map(drop).map_err(Error::Database),
+                },
+            )
             .await
     }
 

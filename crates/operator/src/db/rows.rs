@@ -259,9 +259,13 @@ impl RowStore {
         );
         let started = Instant::now();
         let table_name = table.as_str();
-        let outcomes = query(client, &sql, &[&ids, &owners, &names, &ages, &countries, &table_name])
-            .await
-            .map_err(Error::Database)?;
+        let outcomes = query(
+            client,
+            &sql,
+            &[&ids, &owners, &names, &ages, &countries, &table_name],
+        )
+        .await
+        .map_err(Error::Database)?;
         self.metrics.observe("upsert", rows.len(), started.elapsed());
         let owner_of: HashMap<&str, &str> = rows
             .iter()

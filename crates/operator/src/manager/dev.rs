@@ -77,7 +77,10 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
     };
     match (&database, &location) {
         (Database::Throwaway { password_file, .. }, Some(location)) => {
-            println!("Database: {location} (throwaway; its password is in {})", password_file.display());
+            println!(
+                "Database: {location} (throwaway; its password is in {})",
+                password_file.display()
+            );
         }
         (Database::Given, Some(location)) => {
             println!("Database: {location} (password, if any, as you configured it)");

@@ -25,6 +25,12 @@ pub use testenv::{Backend, ControlPlane};
 /// that sync. Twice that leaves room for a loaded machine.
 pub const COLLECTED_WITHIN: Duration = Duration::from_secs(60);
 
+/// How long a signalled `operator` may take to exit: the graceful-shutdown bound it promises (past
+/// it, the process exits anyway, with status 1) and time for the process to end. Exit status 0 tells a
+/// shutdown that finished from one cut short at the bound.
+pub const EXIT_AFTER_SIGNAL: Duration =
+    Duration::from_secs(operator::manager::run::GRACEFUL_SHUTDOWN_TIMEOUT.as_secs() + 10);
+
 /// A control plane of kind `backend` with our CRDs installed, and a client with every right.
 pub async fn cluster(backend: Backend) -> (ControlPlane, kube::Client) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");

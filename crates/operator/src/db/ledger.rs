@@ -112,7 +112,17 @@ impl LedgerCheck {
     }
 }
 
+/// Creates the ledger if it is missing. Looked up first: `CREATE TABLE IF NOT EXISTS` needs the right
+/// to create tables even when the table exists, which a role given the ledger ready-made may lack.
 pub(super) async fn create(client: &Client) -> Result<()> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&LEDGER])
+        .await
+        .map_err(Error::Database)?
+        .get(0);
+    if exists {
+        return Ok(());
+    }
     client.batch_execute(CREATE).await.map_err(Error::Database)
 }
 

@@ -75,7 +75,7 @@ pub struct Abandoned(pub Duration);
 impl From<Abandoned> for Error {
     fn from(Abandoned(limit): Abandoned) -> Self {
         Error::DatabaseUnavailable(format!(
-            "no answer from PostgreSQL within {} s; the connection was closed",
+            "no answer from PostgreSQL within {} s (--db-connect-timeout + --db-statement-timeout)",
             limit.as_secs()
         ))
     }

@@ -13,7 +13,7 @@ NEXTEST_PROFILE = $(or $(if $(filter both,$(TEST_CONTROL_PLANE)),default),$(filt
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-build: ## Build every binary.
+build: ## Build every binary (the operator without dev mode, as released).
 	$(CARGO) build --workspace --bins
 
 test: ## Run the whole test suite on both control planes (TEST_CONTROL_PLANE=embedded|real for one).
@@ -30,9 +30,10 @@ bench: ## Run the benchmarks (figures go in BENCHMARKS.md).
 fmt: ## Format the code.
 	$(CARGO) fmt --all
 
-lint: ## Check formatting and clippy.
+lint: ## Check formatting and clippy (the release binary, without dev mode, too).
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p operator --bin operator -- -D warnings
 
 manifests: ## Write the generated CRDs into config/crd.
 	$(OPERATOR) crds --out-dir config/crd
@@ -47,7 +48,7 @@ run: ## Run the controllers against the cluster in KUBECONFIG.
 	$(OPERATOR) run
 
 dev: ## Embedded API server + throwaway PostgreSQL + every controller, on this machine.
-	$(OPERATOR) dev
+	$(CARGO) run -q -p operator --features dev --bin operator -- dev
 
 apiserver: ## Only the embedded API server, kubeconfig in .dev/kubeconfig.
 	$(CARGO) run -q -p apiserver --bin apiserver -- --kubeconfig .dev/kubeconfig

@@ -270,15 +270,25 @@ async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
     let kubectl = Kubectl::start().await;
     kubectl.install_crd().await;
     kubectl.ok(&["apply", "-f", &fixture("cr.yaml")]).await;
-    let mut watch = Command::new("/usr/bin/kubectl")
-        .args(["get", "pgw", "-w"])
-        .env("KUBECONFIG", &kubectl.kubeconfig)
-        .env("HOME", kubectl.home.path())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl get -w starts");
+    /// The watching kubectl, killed however the test ends (a failed assertion included).
+    struct Watch(std::process::Child);
+    impl Drop for Watch {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut watch = Watch(
+        Command::new("/usr/bin/kubectl")
+            .args(["get", "pgw", "-w"])
+            .env("KUBECONFIG", &kubectl.kubeconfig)
+            .env("HOME", kubectl.home.path())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl get -w starts"),
+    );
     let (sender, lines) = std::sync::mpsc::channel();
-    let stdout = watch.stdout.take().unwrap();
+    let stdout = watch.0.stdout.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if sender.send(line).is_err() {
@@ -301,8 +311,6 @@ async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
     let row = next("row after the change");
     assert!(row.contains("w1") && row.contains("students"), "{row}");
     assert!(!row.contains("TABLE"), "no second header (T2)");
-    let _ = watch.kill();
-    let _ = watch.wait();
 }
 
 impl Kubectl {

@@ -39,6 +39,13 @@ pub enum Error {
     #[error("leadership lost; stopping so that the new leader reconciles alone")]
     LeadershipLost,
 
+    /// A controller's task panicked: a bug. The process exits so that its restart starts clean.
+    #[error("controller {controller} panicked: {message}")]
+    ControllerPanicked {
+        controller: &'static str,
+        message: String,
+    },
+
     /// Leader election gave up before this replica led (the Lease could not be read or written); the
     /// process exits so that its restart tries again.
     #[error("leader election stopped: {0}")]

@@ -4,8 +4,8 @@ use std::{io::Write, process::ExitCode};
 
 use clap::Parser;
 use operator::manager::{
-    cli::{Cli, Command},
-    dev, logs, run,
+    cli::{Cli, Command, DevArgs},
+    crds, logs, run,
 };
 use tokio::sync::watch;
 
@@ -27,23 +27,26 @@ static JEMALLOC_OPTIONS: Option<&'static std::ffi::c_char> =
     // SAFETY: a C string literal is valid, NUL-terminated and lives for the whole program.
     Some(unsafe { &*c"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0".as_ptr() });
 
-/// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches.
-fn shutdown_on_signal() -> watch::Receiver<bool> {
+/// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches. Both are
+/// registered before this returns: a signal that arrived before a spawned task first ran would
+/// otherwise meet the default disposition and end the process at once, with no clean shutdown.
+fn shutdown_on_signal() -> operator::Result<watch::Receiver<bool>> {
+    use tokio::signal::unix::{SignalKind, signal};
     let (sender, receiver) = watch::channel(false);
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
     tokio::spawn(async move {
-        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match terminate.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
         }
         tracing::info!("shutting down");
         let _ = sender.send(true);
-        // controller-runtime's GracefulShutdownTimeout: in-flight reconciles get 30 s, then the process goes.
-        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
-        tracing::error!("graceful shutdown took longer than 30 s; exiting");
+        tokio::time::sleep(run::GRACEFUL_SHUTDOWN_TIMEOUT).await;
+        tracing::error!(timeout = ?run::GRACEFUL_SHUTDOWN_TIMEOUT, "graceful shutdown took too long; exiting");
         std::process::exit(1);
     });
-    receiver
+    Ok(receiver)
 }
 
 async fn client() -> operator::Result<kube::Client> {
@@ -52,12 +55,30 @@ async fn client() -> operator::Result<kube::Client> {
     })
 }
 
+#[cfg(feature = "dev")]
+async fn dev(args: DevArgs) -> operator::Result<()> {
+    operator::manager::dev::dev(args, shutdown_on_signal()?).await
+}
+
+/// A release build leaves dev mode out (the embedded API server, a throwaway PostgreSQL): say how to
+/// get it rather than fail to parse.
+#[cfg(not(feature = "dev"))]
+async fn dev(_: DevArgs) -> operator::Result<()> {
+    Err(operator::Error::Config(
+        "this build has no dev mode: run `make dev`, or build with `cargo build -p operator --features dev`"
+            .into(),
+    ))
+}
+
 async fn execute(cli: Cli) -> operator::Result<()> {
     match cli.command {
-        Command::Run(args) => run::run(client().await?, args, shutdown_on_signal()).await,
-        Command::Dev(args) => dev::dev(args, shutdown_on_signal()).await,
-        Command::Install => dev::install_crds(&client().await?).await,
-        Command::Uninstall => dev::uninstall_crds(&client().await?).await,
+        Command::Run(args) => {
+            let shutdown = shutdown_on_signal()?;
+            run::run(client().await?, args, shutdown).await
+        }
+        Command::Dev(args) => dev(args).await,
+        Command::Install => crds::install(&client().await?).await,
+        Command::Uninstall => crds::uninstall(&client().await?).await,
         Command::Crds { out_dir } => {
             let crds = operator::api::crds();
             match out_dir {

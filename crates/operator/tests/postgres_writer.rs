@@ -418,6 +418,57 @@ async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(b
     running.stop().await;
 }
 
+async fn a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger_exist(backend: Backend) {
+    let w = world(backend).await;
+    // As a database administrator would prepare it: the tables made for the operator, which logs in
+    // as a role that may read and write them and create nothing.
+    w.sql
+        .batch_execute(&format!(
+            "CREATE ROLE writer LOGIN PASSWORD 'writer-password'; \
+             REVOKE CREATE ON SCHEMA public FROM PUBLIC; \
+             CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+               country text NOT NULL, owner_uid text NOT NULL); \
+             CREATE TABLE \"{ledger}\" (row_table text NOT NULL, row_id text NOT NULL, owner_uid text NOT NULL, \
+               PRIMARY KEY (row_table, row_id)); \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON students, \"{ledger}\" TO writer",
+            ledger = operator::db::LEDGER_TABLE
+        ))
+        .await
+        .expect("tables and a role made by hand");
+    let url = format!(
+        "postgres://writer:writer-password@127.0.0.1:{}/postgres?sslmode=disable",
+        w.pg.port()
+    );
+    let (ctx, shutdown) = support::context(&w.client, DEFAULT_RESYNC);
+    let pool = DatabaseConfig::from_url(&url).connect().expect("pool");
+    let settings = Settings {
+        auto_create_tables: false,
+        ..Settings::default()
+    };
+    let running = support::spawn(ctx, shutdown, move |ctx| {
+        postgres_writer::run(ctx, pool, settings)
+    });
+    w.api
+        .create(
+            &PostParams::default(),
+            &writer("restricted", "students", "alex", 23, "canada"),
+        )
+        .await
+        .unwrap();
+    wait_reason(&w.api, "restricted", "True/Synced", SHORT).await;
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        [("default/restricted".into(), "alex".into(), 23, "canada".into())]
+    );
+    w.api
+        .delete("restricted", &DeleteParams::default())
+        .await
+        .unwrap();
+    support::until_gone(&w.api, "restricted", "the resource to go", SHORT).await;
+    assert_eq!(rows(&w.sql, "students").await, []);
+    running.stop().await;
+}
+
 testenv::each_control_plane!(
     tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row,
     values_round_trip_exactly_and_a_converged_reconcile_writes_nothing,
@@ -427,4 +478,5 @@ testenv::each_control_plane!(
     incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten,
     invalid_table_names_and_ages_are_rejected_by_the_api_server,
     a_thousand_resources_converge_to_exactly_their_rows_through_a_restart,
+    a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger_exist,
 );

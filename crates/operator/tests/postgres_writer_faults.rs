@@ -25,14 +25,17 @@ use kube::{
     api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
 };
 use operator::{
-    api::postgres_writer::{FINALIZER, PostgresWriter},
+    api::postgres_writer::{FINALIZER, LEAVE_ROW_ANNOTATION, PostgresWriter},
     controllers::postgres_writer::{self, Settings},
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
 use serde_json::json;
 use support::{
     Backend, ControlPlane, Running, eventually,
-    postgres_writer::{StoredRow, connect, ready_reason, rows, select_or_none, wait_reason, writer},
+    postgres_writer::{
+        Frozen, StoredRow, connect, ledger, ready_reason, rows, select_or_none, wait_reason, writer,
+    },
+    until_gone,
 };
 use tokio::task::AbortHandle;
 
@@ -241,6 +244,75 @@ async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_row
     running.stop().await;
 }
 
+async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_converges_after(
+    backend: Backend,
+) {
+    let w = world(backend).await;
+    let config = DatabaseConfig {
+        connect_timeout_seconds: 1,
+        statement_timeout_seconds: 2,
+        ..DatabaseConfig::from_url(&w.pg.url())
+    };
+    // What the operator promises: a database step (a connection, one statement) unanswered for this
+    // long is abandoned. A reconcile fails at its first abandoned step, after waiting at most for one
+    // batch ahead of its own: two steps, then its status is written.
+    let step = config.step_timeout();
+    let reported_within = step * 2 + SHORT;
+    let (ctx, shutdown) = support::context(&w.client, DEFAULT_RESYNC);
+    let pool = config.connect().expect("pool");
+    let running = support::spawn(ctx, shutdown, move |ctx| {
+        postgres_writer::run(ctx, pool, Settings::default())
+    });
+    create_all(w.api.clone(), (0..2).map(student).collect()).await;
+    eventually("the first resources to be Ready/Synced", SHORT, || async {
+        all_synced(&w.api, 2).await
+    })
+    .await;
+
+    let frozen = Frozen::start(&w.pg);
+    // As many reconciles as run at once (more than the batch writer's connection slots), each of
+    // which would wait forever on a connection to the stopped server.
+    create_all(w.api.clone(), (2..5).map(student).collect()).await;
+    w.api
+        .patch(
+            "s0000",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"age": 40}})),
+        )
+        .await
+        .expect("update");
+    let names: Vec<String> = (0..5)
+        .map(|i| format!("s{i:04}"))
+        .filter(|n| n != "s0001")
+        .collect();
+    eventually(
+        &format!("every changed resource to report DatabaseUnavailable within {reported_within:?}"),
+        reported_within,
+        || async {
+            for name in &names {
+                let writer = w.api.get(name).await.ok()?;
+                (ready_reason(&writer).as_deref() == Some("False/DatabaseUnavailable")).then_some(())?;
+            }
+            Some(())
+        },
+    )
+    .await;
+    drop(frozen);
+
+    let mut expected: Vec<StoredRow> = (1..5).map(student_row).collect();
+    expected.push(("default/s0000".into(), "student 0".into(), 40, "canada".into()));
+    expected.sort();
+    eventually("every row after PostgreSQL answers again", LONG, || async {
+        (rows(&w.sql, "students").await == expected).then_some(())
+    })
+    .await;
+    eventually("every resource to be Ready/Synced again", LONG, || async {
+        all_synced(&w.api, 5).await
+    })
+    .await;
+    running.stop().await;
+}
+
 /// Runs `operator run --controllers postgres-writer` as users do, logging to `log`.
 fn spawn_binary(kubeconfig: &Path, database_url: &str, log: &Path) -> tokio::process::Child {
     let log = std::fs::File::create(log).expect("log file");
@@ -380,18 +452,57 @@ async fn same_name_recreated_right_after_delete_gets_its_own_row(backend: Backen
     running.stop().await;
 }
 
-async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
+/// Waits until `running` has finished two more sweeps: at least one of them started, and ended, after
+/// this call.
+async fn two_more_sweeps(running: &Running) {
+    let sweeps = running.sweeps();
+    eventually("two more sweeps", SHORT, || async {
+        (running.sweeps() >= sweeps + 2).then_some(())
+    })
+    .await;
+}
+
+/// Deletes `name` and removes its finalizer by hand before any cleanup deleted its row (the operator
+/// is down, or the database is): the resource goes, its row is left behind, an orphan.
+async fn orphan(api: &Api<PostgresWriter>, name: &str) {
+    api.delete(name, &DeleteParams::default()).await.expect("delete");
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .expect("remove the finalizer");
+    until_gone(api, name, "the resource without its finalizer to go", SHORT).await;
+}
+
+/// Sets `demo.yash.com/leave-row` on `name` and deletes it: the resource goes, its row stays.
+async fn release(api: &Api<PostgresWriter>, name: &str) {
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {(LEAVE_ROW_ANNOTATION): "true"}}})),
+    )
+    .await
+    .expect("annotate");
+    api.delete(name, &DeleteParams::default()).await.expect("delete");
+    until_gone(api, name, "the released resource to go", SHORT).await;
+}
+
+async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(backend: Backend) {
     let w = world(backend).await;
-    // Rows another writer put in the table: one without owner, one with an owner that is no resource's
-    // uid, and one at the id a resource will ask for.
+    // Another application's rows, in our table and in a table of its own shaped like ours, owned by
+    // UUIDs as Kubernetes uids are; one sits at the id a resource will ask for.
+    let shape = "(id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, country text NOT NULL, \
+                 owner_uid text NOT NULL)";
     w.sql
-        .batch_execute(
-            "CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
-             country text NOT NULL, owner_uid text NOT NULL); \
+        .batch_execute(&format!(
+            "CREATE TABLE students {shape}; CREATE TABLE enrolments {shape}; \
              INSERT INTO students VALUES ('default/blank', 'nobody', 1, 'x', ''), \
-             ('default/foreign', 'someone', 2, 'y', 'billing-app'), \
-             ('default/taken', 'first come', 3, 'z', 'billing-app')",
-        )
+             ('default/foreign', 'someone', 2, 'y', '0b6f1c9e-3f2a-4d7b-9c1e-2a4b6c8d0e1f'), \
+             ('default/taken', 'first come', 3, 'z', '5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d'); \
+             INSERT INTO enrolments VALUES ('default/kept', 'elsewhere', 4, 'w', 'a3c9e2f1-7b6d-4e5a-9c8b-1d2e3f4a5b6c')"
+        ))
         .await
         .expect("foreign rows");
     let foreign: Vec<StoredRow> = vec![
@@ -399,23 +510,12 @@ async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
         ("default/foreign".into(), "someone".into(), 2, "y".into()),
         ("default/taken".into(), "first come".into(), 3, "z".into()),
     ];
-    let sweeping = || Settings {
-        orphan_sweep: true,
-        ..Settings::default()
-    };
-    let running = operator(&w, sweeping(), FAST_RESYNC);
-    for (name, age) in [("gone", 20), ("kept", 21), ("taken", 22)] {
-        w.api
-            .create(
-                &PostParams::default(),
-                &writer(name, "students", name, age, "chile"),
-            )
-            .await
-            .expect("create");
-    }
-    wait_reason(&w.api, "gone", "True/Synced", SHORT).await;
-    wait_reason(&w.api, "kept", "True/Synced", SHORT).await;
-    wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
+    let enrolments = vec![(
+        "default/kept".to_owned(),
+        "elsewhere".to_owned(),
+        4,
+        "w".to_owned(),
+    )];
     let ours = |name: &str, age| {
         (
             format!("default/{name}"),
@@ -424,63 +524,87 @@ async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
             "chile".to_owned(),
         )
     };
-    let mut with_gone = foreign.clone();
-    with_gone.extend([ours("gone", 20), ours("kept", 21)]);
-    with_gone.sort();
-    // The sweep runs every resync; let a few pass.
-    let reconciles = running.reconciles();
-    eventually("a few sweeps", SHORT, || async {
-        (running.reconciles() >= reconciles + 4).then_some(())
-    })
-    .await;
-    assert_eq!(
-        rows(&w.sql, "students").await,
-        with_gone,
-        "the sweep leaves rows it did not write"
-    );
-    running.stop().await;
-
-    // While the operator is down: the finalizer is removed by hand, then the resource deleted.
-    w.api
-        .patch(
-            "gone",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    let create = |name: &'static str, age| {
+        let api = w.api.clone();
+        async move {
+            api.create(
+                &PostParams::default(),
+                &writer(name, "students", name, age, "chile"),
+            )
+            .await
+            .expect("create")
+        }
+    };
+    // A row an earlier version wrote, before there was a ledger: the resource's uid, no ledger entry.
+    let legacy = create("legacy", 19).await;
+    w.sql
+        .execute(
+            "INSERT INTO students VALUES ('default/legacy', 'legacy', 19, 'chile', $1)",
+            &[&legacy.uid().expect("uid")],
         )
         .await
-        .expect("remove the finalizer");
-    w.api
-        .delete("gone", &DeleteParams::default())
-        .await
-        .expect("delete");
-    assert!(
-        w.api.get_opt("gone").await.expect("get").is_none(),
-        "without its finalizer the resource goes at once"
-    );
+        .expect("a row from an earlier version");
+
+    let sweeping = || Settings {
+        orphan_sweep: true,
+        ..Settings::default()
+    };
+    let running = operator(&w, sweeping(), FAST_RESYNC);
+    for (name, age) in [("gone", 20), ("kept", 21), ("taken", 22), ("released", 23)] {
+        create(name, age).await;
+    }
+    for name in ["legacy", "gone", "kept", "released"] {
+        wait_reason(&w.api, name, "True/Synced", SHORT).await;
+    }
+    wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
+    release(&w.api, "released").await;
+    let mut everything = foreign.clone();
+    everything.extend([
+        ours("legacy", 19),
+        ours("gone", 20),
+        ours("kept", 21),
+        ours("released", 23),
+    ]);
+    everything.sort();
+    two_more_sweeps(&running).await;
     assert_eq!(
         rows(&w.sql, "students").await,
-        with_gone,
-        "nobody deleted the row"
+        everything,
+        "with every resource alive the sweep deletes nothing: not another writer's rows, not a released one"
+    );
+    assert_eq!(rows(&w.sql, "enrolments").await, enrolments);
+    running.stop().await;
+
+    // While the operator is down, two resources lose their finalizer by hand and go: their rows are
+    // orphans. The legacy one counts: its resource's reconcile found the row holding its uid.
+    orphan(&w.api, "gone").await;
+    orphan(&w.api, "legacy").await;
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        everything,
+        "nobody deleted the rows"
     );
 
     let running = operator(&w, sweeping(), FAST_RESYNC);
     let mut expected = foreign.clone();
-    expected.push(ours("kept", 21));
+    expected.extend([ours("kept", 21), ours("released", 23)]);
     expected.sort();
-    eventually("the orphan row to be swept", SHORT, || async {
+    eventually("the orphan rows to be swept", SHORT, || async {
         (rows(&w.sql, "students").await == expected).then_some(())
     })
     .await;
-    let reconciles = running.reconciles();
-    eventually("a few more sweeps", SHORT, || async {
-        assert_eq!(
-            rows(&w.sql, "students").await,
-            expected,
-            "rows the operator did not write stay"
-        );
-        (running.reconciles() >= reconciles + 4).then_some(())
-    })
-    .await;
+    two_more_sweeps(&running).await;
+    assert_eq!(
+        rows(&w.sql, "students").await,
+        expected,
+        "later sweeps delete nothing more"
+    );
+    assert_eq!(rows(&w.sql, "enrolments").await, enrolments);
+    assert_eq!(
+        ledger(&w.sql).await,
+        [("students".to_owned(), "default/kept".to_owned())],
+        "the ledger lists the one row the operator still owns"
+    );
     let taken = wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
     assert!(
         taken
@@ -489,6 +613,49 @@ async fn orphan_sweep_removes_rows_whose_resource_is_gone(backend: Backend) {
             .unwrap_or_default()
             .contains(&FINALIZER.to_owned())
     );
+    running.stop().await;
+}
+
+async fn a_row_released_while_the_database_is_down_survives_the_sweeps_after(backend: Backend) {
+    let w = world(backend).await;
+    let running = operator(
+        &w,
+        Settings {
+            orphan_sweep: true,
+            ..Settings::default()
+        },
+        FAST_RESYNC,
+    );
+    for (name, age) in [("released", 30), ("orphaned", 31)] {
+        w.api
+            .create(
+                &PostParams::default(),
+                &writer(name, "students", name, age, "peru"),
+            )
+            .await
+            .expect("create");
+        wait_reason(&w.api, name, "True/Synced", SHORT).await;
+    }
+    w.pg.stop().await.expect("PostgreSQL stops");
+    // The escape hatch works with the database down; the release waits for it.
+    release(&w.api, "released").await;
+    orphan(&w.api, "orphaned").await;
+    w.pg.restart().await.expect("PostgreSQL starts again");
+
+    let sql = connect(&w.pg).await;
+    let kept = vec![(
+        "default/released".to_owned(),
+        "released".to_owned(),
+        30,
+        "peru".to_owned(),
+    )];
+    eventually("the orphan row to be swept", LONG, || async {
+        (rows(&sql, "students").await == kept).then_some(())
+    })
+    .await;
+    two_more_sweeps(&running).await;
+    assert_eq!(rows(&sql, "students").await, kept, "the released row stays");
+    assert_eq!(ledger(&sql).await, [], "and is no longer the operator's");
     running.stop().await;
 }
 
@@ -738,9 +905,11 @@ async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backe
 
 testenv::each_control_plane!(
     postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows,
+    a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_converges_after,
     operator_killed_with_sigkill_mid_burst_converges_after_restart,
     same_name_recreated_right_after_delete_gets_its_own_row,
-    orphan_sweep_removes_rows_whose_resource_is_gone,
+    orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns,
+    a_row_released_while_the_database_is_down_survives_the_sweeps_after,
     table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing,
     resource_deleted_while_operator_down_loses_its_row_when_it_comes_back,
     api_server_watch_dropped_resumes_without_missing_changes,

@@ -18,7 +18,7 @@ use crate::{
     api::postgres_writer::{
         Condition, FINALIZER, LEAVE_ROW_ANNOTATION, PostgresWriter, PostgresWriterStatus,
     },
-    db::{Pool, Row, RowStore, RowWriter, TableName, TableState, UpsertOutcome},
+    db::{OwnedRow, Pool, Released, Row, RowStore, RowWriter, TableName, TableState, UpsertOutcome},
     runtime::{ControllerContext, Reconciler, Toolkit, Triggers, object_key},
 };
 
@@ -289,15 +289,6 @@ async fn apply(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
 }
 
 async fn cleanup(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
-    if writer.annotations().get(LEAVE_ROW_ANNOTATION).map(String::as_str) == Some("true") {
-        ctx.kit.publish(
-            writer,
-            EventType::Normal,
-            "RowLeft",
-            format!("{LEAVE_ROW_ANNOTATION} is set: the row stays"),
-        );
-        return Ok(Action::await_change());
-    }
     let id = object_key(writer);
     let owner = writer.uid().unwrap_or_default();
     // Mid-move the row may be in either table: delete from both.
@@ -306,6 +297,29 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
         && !tables.contains(&status_table)
     {
         tables.push(status_table);
+    }
+    if writer.annotations().get(LEAVE_ROW_ANNOTATION).map(String::as_str) == Some("true") {
+        // The row is no longer ours: off the ledger, so that no orphan sweep deletes it. The escape
+        // hatch must work while the database is down, so a release it cannot take now waits in this
+        // process (see `RowStore::release`) rather than holding the deletion.
+        let rows = tables
+            .iter()
+            .filter_map(|t| TableName::parse(t).ok())
+            .map(|table| OwnedRow {
+                table,
+                id: id.clone(),
+                owner_uid: owner.clone(),
+            })
+            .collect();
+        let note = match ctx.rows.store().release(rows).await {
+            Released::Now => format!("{LEAVE_ROW_ANNOTATION} is set: the row stays"),
+            Released::Deferred => format!(
+                "{LEAVE_ROW_ANNOTATION} is set: the row stays (the database did not answer; the operator \
+                 releases it when it does)"
+            ),
+        };
+        ctx.kit.publish(writer, EventType::Normal, "RowLeft", note);
+        return Ok(Action::await_change());
     }
     for table in tables.iter().filter_map(|t| TableName::parse(t).ok()) {
         if let Err(error) = ctx.rows.remove(&table, &id, &owner).await.map_err(classify) {
@@ -320,31 +334,29 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
     Ok(Action::await_change())
 }
 
-/// The orphan sweep: rows in tables our live resources use whose resource no longer exists.
+/// The orphan sweep: rows this operator wrote whose resource no longer exists.
 async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowWriter, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     loop {
         ticker.tick().await;
-        if let Err(error) = sweep_orphan_rows(&client, &rows).await {
+        let outcome = sweep_orphan_rows(&client, &rows).await;
+        rows.store().metrics().count_sweep(outcome.is_ok());
+        if let Err(error) = outcome {
             tracing::warn!(%error, "orphan sweep failed");
         }
     }
 }
 
-/// Deletes rows in managed tables whose resource no longer exists; returns how many went.
+/// Deletes the rows the ledger lists whose resource no longer exists; returns how many went. Only
+/// rows this operator wrote are listed (see `crate::db::OwnedRow`): never another writer's, never a
+/// released one.
 ///
-/// Rows are read before resources are listed: a row is only written for a resource that exists, and a
-/// resource keeps existing (its finalizer) until its row is gone, so any row read here whose resource
-/// is missing from the later list is a true orphan, never a row of a resource created mid-sweep.
-/// Only rows whose owner_uid is a Kubernetes uid are ours to sweep: a row another writer put in the
-/// table (no owner, or an owner of its own) stays: the operator deletes only rows it wrote.
+/// The ledger is read before resources are listed: a row is only written for a resource that exists,
+/// and a resource keeps existing (its finalizer) until its row is gone, so any row read here whose
+/// resource is missing from the later list is a true orphan, never a row of a resource created
+/// mid-sweep.
 pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowWriter) -> Result<u64> {
-    let mut candidates = Vec::new();
-    for table in rows.store().managed_tables().await? {
-        for (id, owner) in rows.store().list(&table).await? {
-            candidates.push((table.clone(), id, owner));
-        }
-    }
+    let owned = rows.store().owned_rows().await?;
     let api: Api<PostgresWriter> = Api::all(client.clone());
     let live_uids: std::collections::HashSet<String> = api
         .list(&Default::default())
@@ -353,27 +365,11 @@ pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowWriter) -> Resul
         .iter()
         .filter_map(|w| w.uid())
         .collect();
-    let mut removed = 0;
-    for (table, id, owner) in candidates {
-        if is_kubernetes_uid(&owner)
-            && !live_uids.contains(&owner)
-            && rows.remove(&table, &id, &owner).await?
-        {
-            tracing::info!(%table, row = %id, "orphan row deleted");
-            removed += 1;
-        }
-    }
-    Ok(removed)
-}
-
-/// Whether `owner` has the shape of a resource uid (a UUID, as Kubernetes assigns), i.e. this operator
-/// may have written the row.
-fn is_kubernetes_uid(owner: &str) -> bool {
-    owner.len() == 36
-        && owner.char_indices().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit(),
-        })
+    let orphans = owned
+        .into_iter()
+        .filter(|row| !live_uids.contains(&row.owner_uid))
+        .collect();
+    rows.store().sweep(orphans).await
 }
 
 #[cfg(test)]
@@ -394,14 +390,6 @@ mod tests {
         writer.metadata.namespace = Some("default".into());
         writer.metadata.uid = Some("uid-1".into());
         writer
-    }
-
-    #[test]
-    fn only_rows_owned_by_a_resource_uid_are_sweepable() {
-        assert!(is_kubernetes_uid("0b6f1c9e-3f2a-4d7b-9c1e-2a4b6c8d0e1f"));
-        for foreign in ["", "not-ours", "billing-app", "0b6f1c9e3f2a4d7b9c1e2a4b6c8d0e1f"] {
-            assert!(!is_kubernetes_uid(foreign), "{foreign}");
-        }
     }
 
     #[test]

@@ -4,12 +4,19 @@
 //!
 //! Batching is natural, never timed: a dispatcher takes whatever is queued when a connection slot
 //! frees, so a lone request goes out at once and a burst fills the next batch while the last one runs.
+//!
+//! Every statement runs under the pool's step deadline. A statement that gets no answer fails its
+//! requests and every later one of its batch at once, and its connection is closed: a PostgreSQL that
+//! stops answering frees the slot within one deadline instead of holding it until TCP gives up.
 
 use std::{collections::HashSet, sync::Arc};
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::{Row, RowStore, TableName, UpsertOutcome, rows::Client};
+use super::{
+    Row, RowStore, TableName, UpsertOutcome,
+    pool::{Abandoned, Client, discard},
+};
 use crate::{Error, Result};
 
 /// The most rows in one statement; bounds a statement's size and a failed batch's blast radius.
@@ -128,11 +135,39 @@ async fn dispatch(store: RowStore, mut queue: mpsc::Receiver<Request>, parallel:
     }
 }
 
+/// One batch's connection; once a statement on it was abandoned, the rest of the batch fails at once.
+struct BatchConnection {
+    client: Client,
+    abandoned: Option<Abandoned>,
+}
+
+/// Runs one statement of a batch within the step deadline, or says why it did not run.
+async fn within_deadline<T>(
+    store: &RowStore,
+    abandoned: &mut Option<Abandoned>,
+    statement: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    if let Some(earlier) = *abandoned {
+        return Err(earlier.into());
+    }
+    match store.pool().within_deadline(statement).await {
+        Ok(outcome) => outcome,
+        Err(now) => {
+            *abandoned = Some(now);
+            Err(now.into())
+        }
+    }
+}
+
 /// Runs one batch: per table, removals then syncs, each one statement per round of distinct ids.
 async fn run_batch(store: &RowStore, batch: Vec<Request>) {
-    let client = match store.client().await {
+    let client = match store.pool().get().await {
         Ok(client) => client,
         Err(error) => return fail_all(batch, &error),
+    };
+    let mut connection = BatchConnection {
+        client,
+        abandoned: None,
     };
     let mut by_table: Vec<(TableName, Vec<Request>)> = Vec::new();
     for request in batch {
@@ -146,11 +181,14 @@ async fn run_batch(store: &RowStore, batch: Vec<Request>) {
             .into_iter()
             .partition(|r| matches!(r.op, Op::Remove { .. }));
         for round in distinct_rounds(removes) {
-            remove_rows(store, &client, &table, round).await;
+            remove_rows(store, &mut connection, &table, round).await;
         }
         for round in distinct_rounds(syncs) {
-            sync_rows(store, &client, &table, round).await;
+            sync_rows(store, &mut connection, &table, round).await;
         }
+    }
+    if connection.abandoned.is_some() {
+        discard(connection.client);
     }
 }
 
@@ -175,7 +213,12 @@ fn distinct_rounds(requests: Vec<Request>) -> Vec<Vec<Request>> {
     rounds.into_iter().map(|(_, round)| round).collect()
 }
 
-async fn sync_rows(store: &RowStore, client: &Client, table: &TableName, requests: Vec<Request>) {
+async fn sync_rows(
+    store: &RowStore,
+    connection: &mut BatchConnection,
+    table: &TableName,
+    requests: Vec<Request>,
+) {
     let rows: Vec<&Row> = requests
         .iter()
         .filter_map(|r| match &r.op {
@@ -183,7 +226,9 @@ async fn sync_rows(store: &RowStore, client: &Client, table: &TableName, request
             Op::Remove { .. } => None,
         })
         .collect();
-    match store.sync_many(client, table, &rows).await {
+    let BatchConnection { client, abandoned } = connection;
+    let outcome = within_deadline(store, abandoned, store.sync_many(client, table, &rows)).await;
+    match outcome {
         Ok(mut outcomes) => {
             let mut raced = Vec::new();
             for request in requests {
@@ -198,20 +243,25 @@ async fn sync_rows(store: &RowStore, client: &Client, table: &TableName, request
             }
             // Rows that changed hands or values while the statement ran: look again.
             if !raced.is_empty() {
-                Box::pin(sync_rows(store, client, table, raced)).await;
+                Box::pin(sync_rows(store, connection, table, raced)).await;
             }
         }
         Err(error) if requests.len() > 1 && is_bad_value(&error) => {
             // One bad row must not fail its batch-mates: retry each alone so the error lands on its own.
             for request in requests {
-                Box::pin(sync_rows(store, client, table, vec![request])).await;
+                Box::pin(sync_rows(store, connection, table, vec![request])).await;
             }
         }
         Err(error) => fail_table(store, table, requests, &error),
     }
 }
 
-async fn remove_rows(store: &RowStore, client: &Client, table: &TableName, requests: Vec<Request>) {
+async fn remove_rows(
+    store: &RowStore,
+    connection: &mut BatchConnection,
+    table: &TableName,
+    requests: Vec<Request>,
+) {
     let keys: Vec<(&str, &str)> = requests
         .iter()
         .filter_map(|r| match &r.op {
@@ -219,7 +269,9 @@ async fn remove_rows(store: &RowStore, client: &Client, table: &TableName, reque
             Op::Sync(_) => None,
         })
         .collect();
-    match store.delete_many(client, table, &keys).await {
+    let BatchConnection { client, abandoned } = connection;
+    let outcome = within_deadline(store, abandoned, store.delete_many(client, table, &keys)).await;
+    match outcome {
         Ok(deleted) => {
             let deleted: HashSet<String> = deleted.into_iter().collect();
             for request in requests {

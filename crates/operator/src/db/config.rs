@@ -1,12 +1,18 @@
 //! Database settings from the tutorial's environment (PSQL_*) or DATABASE_URL, and the one pool per
-//! process built from them.
+//! process built from them. Every setting is a flag and an environment variable, read by clap alike.
 
 use std::{path::PathBuf, time::Duration};
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod, Runtime};
 use tokio_postgres::{NoTls, config::SslMode};
 
+use super::Pool;
 use crate::{Error, Result};
+
+const DEFAULT_HOST: &str = "localhost";
+const DEFAULT_PORT: u16 = 5432;
+const DEFAULT_DBNAME: &str = "postgres";
+const DEFAULT_USER: &str = "postgres";
 
 #[derive(clap::Args, Clone, Default)]
 pub struct DatabaseConfig {
@@ -14,14 +20,18 @@ pub struct DatabaseConfig {
     /// value.
     #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
     pub url: Option<String>,
-    #[arg(long = "psql-host", env = "PSQL_HOST", default_value = "localhost")]
-    pub host: String,
-    #[arg(long = "psql-port", env = "PSQL_PORT", default_value_t = 5432)]
-    pub port: u16,
-    #[arg(long = "psql-dbname", env = "PSQL_DBNAME", default_value = "postgres")]
-    pub dbname: String,
-    #[arg(long = "psql-user", env = "PSQL_USER", default_value = "postgres")]
-    pub user: String,
+    /// [default: localhost]
+    #[arg(long = "psql-host", env = "PSQL_HOST")]
+    pub host: Option<String>,
+    /// [default: 5432]
+    #[arg(long = "psql-port", env = "PSQL_PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
+    /// [default: postgres]
+    #[arg(long = "psql-dbname", env = "PSQL_DBNAME")]
+    pub dbname: Option<String>,
+    /// [default: postgres]
+    #[arg(long = "psql-user", env = "PSQL_USER")]
+    pub user: Option<String>,
     #[arg(long = "psql-password", env = "PSQL_PASSWORD", hide_env_values = true)]
     pub password: Option<String>,
     /// A file holding the password (a mounted Secret); wins over PSQL_PASSWORD.
@@ -32,9 +42,27 @@ pub struct DatabaseConfig {
     pub sslmode: String,
     #[arg(long = "db-pool-size", env = "DB_POOL_SIZE", default_value_t = 8)]
     pub pool_size: usize,
-    /// Seconds to wait for a connection.
-    #[arg(long = "db-connect-timeout", env = "DB_CONNECT_TIMEOUT", default_value_t = 5)]
+    /// Seconds to wait for a connection (to open one, or for a free one in the pool).
+    #[arg(long = "db-connect-timeout", env = "DB_CONNECT_TIMEOUT", default_value_t = 5, value_parser = at_least_a_second)]
     pub connect_timeout_seconds: u64,
+    /// Seconds a statement may run: PostgreSQL cancels it after this (statement_timeout). A database
+    /// step that gets no answer within --db-connect-timeout plus this (a server that hangs, a
+    /// half-open connection) is abandoned, its connection closed, and the resource reports
+    /// DatabaseUnavailable.
+    #[arg(long = "db-statement-timeout", env = "DB_STATEMENT_TIMEOUT", default_value_t = 10, value_parser = at_least_a_second)]
+    pub statement_timeout_seconds: u64,
+    /// Seconds a connection may be silent before TCP keepalive probes it (every third of this, three
+    /// times); data unacknowledged for three times this long closes it (TCP_USER_TIMEOUT). Finds
+    /// connections whose server or network went away without closing them.
+    #[arg(long = "db-keepalive", env = "DB_KEEPALIVE", default_value_t = 10, value_parser = at_least_a_second)]
+    pub keepalive_seconds: u64,
+}
+
+fn at_least_a_second(text: &str) -> std::result::Result<u64, String> {
+    match text.parse::<u64>().map_err(|e| e.to_string())? {
+        0 => Err("must be at least 1 second".into()),
+        seconds => Ok(seconds),
+    }
 }
 
 impl std::fmt::Debug for DatabaseConfig {
@@ -48,19 +76,58 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("user", &self.user)
             .field("sslmode", &self.sslmode)
             .field("pool_size", &self.pool_size)
+            .field("connect_timeout_seconds", &self.connect_timeout_seconds)
+            .field("statement_timeout_seconds", &self.statement_timeout_seconds)
+            .field("keepalive_seconds", &self.keepalive_seconds)
             .finish_non_exhaustive()
     }
 }
 
 impl DatabaseConfig {
+    /// The defaults of every flag, with `url` as DATABASE_URL.
     pub fn from_url(url: &str) -> Self {
         DatabaseConfig {
             url: Some(url.to_owned()),
             sslmode: "prefer".into(),
             pool_size: 8,
             connect_timeout_seconds: 5,
+            statement_timeout_seconds: 10,
+            keepalive_seconds: 10,
             ..Default::default()
         }
+    }
+
+    /// Whether a flag or the environment says where the database is (`operator dev` starts its own
+    /// otherwise).
+    pub fn names_a_database(&self) -> bool {
+        self.url.is_some()
+            || self.host.is_some()
+            || self.port.is_some()
+            || self.dbname.is_some()
+            || self.user.is_some()
+    }
+
+    pub fn host(&self) -> &str {
+        self.host.as_deref().unwrap_or(DEFAULT_HOST)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(DEFAULT_PORT)
+    }
+
+    pub fn dbname(&self) -> &str {
+        self.dbname.as_deref().unwrap_or(DEFAULT_DBNAME)
+    }
+
+    pub fn user(&self) -> &str {
+        self.user.as_deref().unwrap_or(DEFAULT_USER)
+    }
+
+    /// How long one database step (taking or opening a connection, then one statement) may go
+    /// unanswered before it is abandoned. Longer than the statement timeout, so that a server that
+    /// answers reports its own cancellation first.
+    pub fn step_timeout(&self) -> Duration {
+        Duration::from_secs(self.connect_timeout_seconds.max(1) + self.statement_timeout_seconds.max(1))
     }
 
     fn postgres_config(&self) -> Result<tokio_postgres::Config> {
@@ -71,10 +138,10 @@ impl DatabaseConfig {
             None => {
                 let mut config = tokio_postgres::Config::new();
                 config
-                    .host(&self.host)
-                    .port(self.port)
-                    .dbname(&self.dbname)
-                    .user(&self.user);
+                    .host(self.host())
+                    .port(self.port())
+                    .dbname(self.dbname())
+                    .user(self.user());
                 config
             }
         };
@@ -95,10 +162,23 @@ impl DatabaseConfig {
                 )));
             }
         };
-        if self.port == 0 && self.url.is_none() {
-            return Err(Error::Config("PSQL_PORT must be between 1 and 65535".into()));
-        }
-        config.connect_timeout(Duration::from_secs(self.connect_timeout_seconds.max(1)));
+        let connect = Duration::from_secs(self.connect_timeout_seconds.max(1));
+        let keepalive = Duration::from_secs(self.keepalive_seconds.max(1));
+        // The server cancels what runs too long itself; options given in DATABASE_URL come first, so
+        // ours wins where both set statement_timeout.
+        let statement_timeout = format!("-c statement_timeout={}s", self.statement_timeout_seconds.max(1));
+        let options = match config.get_options() {
+            Some(given) if !given.is_empty() => format!("{given} {statement_timeout}"),
+            _ => statement_timeout,
+        };
+        config
+            .options(options)
+            .connect_timeout(connect)
+            .keepalives(true)
+            .keepalives_idle(keepalive)
+            .keepalives_interval((keepalive / 3).max(Duration::from_secs(1)))
+            .keepalives_retries(3)
+            .tcp_user_timeout(keepalive * 3);
         Ok(config)
     }
 
@@ -113,13 +193,15 @@ impl DatabaseConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
-        Pool::builder(manager)
+        let connect = Duration::from_secs(self.connect_timeout_seconds.max(1));
+        let pool = deadpool_postgres::Pool::builder(manager)
             .max_size(self.pool_size.max(1))
             .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(self.connect_timeout_seconds.max(1))))
-            .create_timeout(Some(Duration::from_secs(self.connect_timeout_seconds.max(1))))
+            .wait_timeout(Some(connect))
+            .create_timeout(Some(connect))
             .build()
-            .map_err(|e| Error::Config(format!("cannot build the database pool: {e}")))
+            .map_err(|e| Error::Config(format!("cannot build the database pool: {e}")))?;
+        Ok(Pool::new(pool, self.step_timeout()))
     }
 }
 
@@ -151,5 +233,48 @@ mod tests {
             ..DatabaseConfig::from_url("postgres://h/db")
         };
         assert!(matches!(missing_file.connect(), Err(Error::Config(m)) if m.contains("password file")));
+    }
+
+    #[test]
+    fn every_connection_carries_a_statement_timeout_keepalives_and_a_user_timeout() {
+        let config = DatabaseConfig {
+            statement_timeout_seconds: 7,
+            keepalive_seconds: 9,
+            ..DatabaseConfig::from_url("postgres://h/db?options=-c%20search_path%3Dapp")
+        };
+        let pg = config.postgres_config().unwrap();
+        assert_eq!(
+            pg.get_options(),
+            Some("-c search_path=app -c statement_timeout=7s")
+        );
+        assert!(pg.get_keepalives());
+        assert_eq!(pg.get_keepalives_idle(), Duration::from_secs(9));
+        assert_eq!(pg.get_keepalives_interval(), Some(Duration::from_secs(3)));
+        assert_eq!(pg.get_tcp_user_timeout(), Some(&Duration::from_secs(27)));
+        assert_eq!(pg.get_connect_timeout(), Some(&Duration::from_secs(5)));
+        assert_eq!(config.step_timeout(), Duration::from_secs(12));
+    }
+
+    #[test]
+    fn a_database_is_named_by_any_location_setting_and_defaults_fill_the_rest() {
+        let nothing = DatabaseConfig::default();
+        assert!(!nothing.names_a_database());
+        assert_eq!(
+            (nothing.host(), nothing.port(), nothing.dbname(), nothing.user()),
+            ("localhost", 5432, "postgres", "postgres")
+        );
+        let port_only = DatabaseConfig {
+            port: Some(6543),
+            ..Default::default()
+        };
+        assert!(port_only.names_a_database());
+        let password_only = DatabaseConfig {
+            password: Some("pw".into()),
+            ..Default::default()
+        };
+        assert!(
+            !password_only.names_a_database(),
+            "a password alone says nothing about where"
+        );
     }
 }

@@ -1,5 +1,6 @@
-//! The database's metrics: rows written and deleted, statement latency, rows per batched statement and
-//! the pool's connections. Labels name operations, never rows, so cardinality stays fixed.
+//! The database's metrics: rows written and deleted, statement latency, rows per batched statement,
+//! the pool's connections and orphan sweeps. Labels name operations, never rows, so cardinality stays
+//! fixed.
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use prometheus_client::{
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OperationLabels {
-    /// `select`, `upsert`, `delete`, `schema` or `list`.
+    /// `upsert`, `delete`, `schema`, `list` or `sweep`.
     pub operation: &'static str,
 }
 
@@ -19,6 +20,12 @@ pub struct OperationLabels {
 pub struct PoolLabels {
     /// `in_use` or `idle`.
     pub state: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SweepLabels {
+    /// `success` or `error`.
+    pub result: &'static str,
 }
 
 #[derive(Clone, Debug)]
@@ -29,6 +36,8 @@ pub struct DatabaseMetrics {
     pub batch_rows: Family<OperationLabels, Histogram>,
     pub pool_connections: Family<PoolLabels, Gauge>,
     pub pool_max: Gauge,
+    /// Orphan sweeps finished, by result.
+    pub orphan_sweeps: Family<SweepLabels, Counter>,
 }
 
 impl DatabaseMetrics {
@@ -46,6 +55,7 @@ impl DatabaseMetrics {
             rows_deleted: Counter::default(),
             pool_connections: Family::default(),
             pool_max: Gauge::default(),
+            orphan_sweeps: Family::default(),
         };
         let db = registry.sub_registry_with_prefix("postgres_writer");
         db.register(
@@ -78,7 +88,18 @@ impl DatabaseMetrics {
             "The pool's connection limit",
             metrics.pool_max.clone(),
         );
+        db.register(
+            "orphan_sweeps",
+            "Orphan sweeps finished, by result",
+            metrics.orphan_sweeps.clone(),
+        );
         metrics
+    }
+
+    /// Counts a finished orphan sweep.
+    pub fn count_sweep(&self, succeeded: bool) {
+        let result = if succeeded { "success" } else { "error" };
+        self.orphan_sweeps.get_or_create(&SweepLabels { result }).inc();
     }
 
     pub fn observe(&self, operation: &'static str, rows: usize, elapsed: Duration) {

@@ -1,6 +1,8 @@
 //! The rows PostgresWriter owns. Table names are validated identifiers and always quoted; every value
 //! is a bound parameter. `owner_uid` records which resource incarnation wrote a row, so a row someone
 //! else wrote, or a deleted-and-recreated resource's old row, is never overwritten or deleted silently.
+//! Each statement that writes or deletes a row also records or forgets it in the ledger
+//! ([`super::ledger`]), in the same statement, so the two never disagree.
 
 use std::{
     collections::HashMap,
@@ -10,7 +12,12 @@ use std::{
 
 use tokio_postgres::error::SqlState;
 
-use super::{DatabaseMetrics, Pool, checked_tables::CheckedTables};
+use super::{
+    DatabaseMetrics, Pool,
+    checked_tables::CheckedTables,
+    ledger::{self, LedgerCheck},
+    pool::Client,
+};
 use crate::{Error, Result};
 
 /// A table name that is a valid lower-case PostgreSQL identifier (the CRD schema enforces the same).
@@ -92,10 +99,7 @@ pub struct RowStore {
     pool: Pool,
     metrics: DatabaseMetrics,
     checked_tables: Arc<Mutex<CheckedTables>>,
-}
-
-fn unavailable(error: impl std::fmt::Display) -> Error {
-    Error::DatabaseUnavailable(error.to_string())
+    pub(super) ledger: LedgerCheck,
 }
 
 impl RowStore {
@@ -104,6 +108,7 @@ impl RowStore {
             pool,
             metrics,
             checked_tables: Arc::new(Mutex::new(CheckedTables::new(Instant::now()))),
+            ledger: LedgerCheck::default(),
         }
     }
 
@@ -115,16 +120,16 @@ impl RowStore {
         self.pool.status()
     }
 
-    pub async fn client(&self) -> Result<deadpool_postgres::Object> {
-        self.pool.get().await.map_err(unavailable)
+    pub fn pool(&self) -> &Pool {
+        &self.pool
     }
 
-    /// Whether the database answers a trivial query right now.
+    /// Whether the database answers a trivial query right now (within the step deadline).
     pub async fn ping(&self) -> bool {
-        match self.client().await {
-            Ok(client) => client.simple_query("SELECT 1").await.is_ok(),
-            Err(_) => false,
-        }
+        self.pool
+            .run(async |client| client.simple_query("SELECT 1").await.map_err(Error::Database))
+            .await
+            .is_ok()
     }
 
     /// Trust `table`'s columns no longer: a statement on it failed in a way a hand edit explains.
@@ -134,6 +139,7 @@ impl RowStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .forget(table);
+        self.ledger.forget();
         self.pool.manager().statement_caches.clear();
     }
 
@@ -144,13 +150,18 @@ impl RowStore {
             .is_fresh(table, Instant::now())
     }
 
-    /// Checks the table's columns; creates it when missing and `auto_create` is on.
+    /// Checks the table's columns; creates it when missing and `auto_create` is on. The ledger is the
+    /// operator's own and is always created.
     pub async fn ensure_table(&self, table: &TableName, auto_create: bool) -> Result<TableState> {
+        self.ensure_ledger().await?;
         if self.recently_checked(table) {
             return Ok(TableState::Ready);
         }
         let started = Instant::now();
-        let state = self.check_table(table, auto_create).await;
+        let state = self
+            .pool
+            .run(async |client| Self::check_table(client, table, auto_create).await)
+            .await;
         self.metrics.observe("schema", 1, started.elapsed());
         if let Ok(TableState::Ready) = state {
             self.checked_tables
@@ -161,8 +172,7 @@ impl RowStore {
         state
     }
 
-    async fn check_table(&self, table: &TableName, auto_create: bool) -> Result<TableState> {
-        let client = self.client().await?;
+    async fn check_table(client: &Client, table: &TableName, auto_create: bool) -> Result<TableState> {
         let columns = client
             .query(
                 "SELECT column_name::text, data_type::text FROM information_schema.columns \
@@ -238,14 +248,21 @@ impl RowStore {
                ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, age = EXCLUDED.age, country = EXCLUDED.country \
                WHERE target.owner_uid = EXCLUDED.owner_uid \
                AND (target.name, target.age, target.country) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.age, EXCLUDED.country) \
-               RETURNING target.id) \
+               RETURNING target.id), \
+             {record} \
              SELECT i.id, w.id IS NOT NULL, s.owner_uid, coalesce(s.same, false) \
-             FROM input AS i LEFT JOIN stored AS s ON s.id = i.id LEFT JOIN written AS w ON w.id = i.id"
+             FROM input AS i LEFT JOIN stored AS s ON s.id = i.id LEFT JOIN written AS w ON w.id = i.id",
+            record = ledger::RECORD_WRITTEN_ROWS,
         );
         let started = Instant::now();
-        let outcomes = query(client, &sql, &[&ids, &owners, &names, &ages, &countries])
-            .await
-            .map_err(Error::Database)?;
+        let table_name = table.as_str();
+        let outcomes = query(
+            client,
+            &sql,
+            &[&ids, &owners, &names, &ages, &countries, &table_name],
+        )
+        .await
+        .map_err(Error::Database)?;
         self.metrics.observe("upsert", rows.len(), started.elapsed());
         let owner_of: HashMap<&str, &str> = rows
             .iter()
@@ -276,8 +293,8 @@ impl RowStore {
         Ok(outcomes)
     }
 
-    /// Deletes each (id, owner_uid) row, only if that owner wrote it, in one statement. Returns the ids
-    /// deleted; a table that is gone holds nothing to delete.
+    /// Deletes each (id, owner_uid) row, only if that owner wrote it, and forgets it in the ledger, in
+    /// one statement. Returns the ids deleted; a table that is gone holds nothing to delete.
     pub async fn delete_many(
         &self,
         client: &Client,
@@ -288,66 +305,39 @@ impl RowStore {
         let owners: Vec<&str> = keys.iter().map(|(_, owner)| *owner).collect();
         let started = Instant::now();
         let sql = format!(
-            "DELETE FROM {t} USING unnest($1::text[], $2::text[]) AS gone(id, owner_uid) \
-             WHERE {t}.id = gone.id AND {t}.owner_uid = gone.owner_uid RETURNING {t}.id",
-            t = table.quoted()
+            "WITH gone (id, owner_uid) AS (SELECT * FROM unnest($1::text[], $2::text[])), \
+             {forget} \
+             DELETE FROM {t} USING gone WHERE {t}.id = gone.id AND {t}.owner_uid = gone.owner_uid RETURNING {t}.id",
+            t = table.quoted(),
+            forget = ledger::FORGET_GONE_ROWS,
         );
-        let deleted = query(client, &sql, &[&ids, &owners]).await;
-        self.metrics.observe("delete", keys.len(), started.elapsed());
-        match deleted {
-            Ok(rows) => {
-                self.metrics.rows_deleted.inc_by(rows.len() as u64);
-                Ok(rows.iter().map(|r| r.get(0)).collect())
+        let table_name = table.as_str();
+        let mut deleted = query(client, &sql, &[&ids, &owners, &table_name]).await;
+        if is_undefined_table(&deleted) {
+            // The ledger or the table is missing. With the ledger there, the table is gone and holds
+            // nothing; its rows are forgotten all the same.
+            ledger::create(client).await?;
+            deleted = query(client, &sql, &[&ids, &owners, &table_name]).await;
+            if is_undefined_table(&deleted) {
+                ledger::forget(client, table, keys).await?;
+                deleted = Ok(Vec::new());
             }
-            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
-            Err(e) => Err(Error::Database(e)),
         }
-    }
-
-    /// Tables in the current schema shaped like ours (they have our bookkeeping column), for the
-    /// orphan sweep: also those no live resource names any more.
-    pub async fn managed_tables(&self) -> Result<Vec<TableName>> {
-        let client = self.client().await?;
-        let started = Instant::now();
-        let rows = client
-            .query(
-                "SELECT table_name::text FROM information_schema.columns WHERE table_schema = current_schema() \
-                 AND column_name IN ('id', 'owner_uid') GROUP BY table_name HAVING count(*) = 2",
-                &[],
-            )
-            .await
-            .map_err(Error::Database)?;
-        self.metrics.observe("schema", 1, started.elapsed());
-        // A table someone named outside our identifier rules is not one we wrote.
-        Ok(rows
-            .iter()
-            .filter_map(|r| TableName::parse(r.get(0)).ok())
-            .collect())
-    }
-
-    /// Every (id, owner_uid) in the table, for the orphan sweep.
-    pub async fn list(&self, table: &TableName) -> Result<Vec<(String, String)>> {
-        let client = self.client().await?;
-        let started = Instant::now();
-        let rows = client
-            .query(&format!("SELECT id, owner_uid FROM {}", table.quoted()), &[])
-            .await;
-        self.metrics.observe("list", 1, started.elapsed());
-        match rows {
-            Ok(rows) => Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect()),
-            Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(Vec::new()),
-            Err(e) => Err(Error::Database(e)),
-        }
+        self.metrics.observe("delete", keys.len(), started.elapsed());
+        let rows = deleted.map_err(Error::Database)?;
+        self.metrics.rows_deleted.inc_by(rows.len() as u64);
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 }
 
-/// A pooled connection, which keeps the statements prepared on it.
-pub type Client = deadpool_postgres::Client;
+pub(super) fn is_undefined_table<T>(result: &Result<T, tokio_postgres::Error>) -> bool {
+    matches!(result, Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE))
+}
 
 /// Runs `sql` as a statement prepared once per connection: the batch statements are the same text
 /// every time for a table, and parsing and planning them each time cost PostgreSQL more CPU than
 /// running them on a small batch.
-async fn query(
+pub(super) async fn query(
     client: &Client,
     sql: &str,
     params: &[&(dyn tokio_postgres::types::ToSql + Sync)],

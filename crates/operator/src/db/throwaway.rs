@@ -1,6 +1,8 @@
 //! A throwaway PostgreSQL cluster from the machine's own binaries, for `operator dev` and the tests:
 //! initdb into a temp dir, serve on a free loopback port, stop and delete everything on drop. As root it
-//! runs as the `postgres` user, since PostgreSQL refuses to run as root.
+//! runs as the `postgres` user, since PostgreSQL refuses to run as root. Connections over TCP need a
+//! random password (any local user could otherwise reach the loopback port); the server's own Unix
+//! socket, in the temp dir, is only for `pg_ctl`.
 
 use std::{
     os::unix::process::CommandExt,
@@ -16,7 +18,11 @@ pub struct ThrowawayPostgres {
     bin: PathBuf,
     port: u16,
     user: Option<(u32, u32)>,
+    password: String,
 }
+
+/// The superuser of every throwaway cluster.
+pub const USER: &str = "postgres";
 
 fn find_bin_dir() -> Option<PathBuf> {
     if let Ok(output) = Command::new("pg_config").arg("--bindir").output() {
@@ -77,8 +83,25 @@ impl ThrowawayPostgres {
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
         }
         let port = free_port()?;
-        let postgres = ThrowawayPostgres { dir, bin, port, user };
+        // Hex: nothing in it needs quoting in a URL or escaping in a pgpass line.
+        let password: String = rand::random::<[u8; 16]>()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let password_file = dir.path().join("password");
+        std::fs::write(&password_file, &password)?;
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(&password_file, Some(uid), Some(gid))?;
+        }
+        let postgres = ThrowawayPostgres {
+            dir,
+            bin,
+            port,
+            user,
+            password,
+        };
         let data = postgres.data_dir();
+        let password_file = password_file.display().to_string();
         postgres
             .run(
                 "initdb",
@@ -86,8 +109,11 @@ impl ThrowawayPostgres {
                     "-D",
                     &data,
                     "-U",
-                    "postgres",
-                    "--auth=trust",
+                    USER,
+                    "--pwfile",
+                    &password_file,
+                    "--auth-host=scram-sha-256",
+                    "--auth-local=trust",
                     "--no-sync",
                     "-E",
                     "UTF8",
@@ -95,6 +121,7 @@ impl ThrowawayPostgres {
                 ],
             )
             .await?;
+        std::fs::remove_file(&password_file)?;
         postgres.start_server().await?;
         Ok(postgres)
     }
@@ -107,12 +134,17 @@ impl ThrowawayPostgres {
         self.port
     }
 
-    /// A DATABASE_URL for this cluster.
+    /// A DATABASE_URL for this cluster, password included: never print it.
     pub fn url(&self) -> String {
         format!(
-            "postgres://postgres@127.0.0.1:{}/postgres?sslmode=disable",
-            self.port
+            "postgres://{USER}:{}@127.0.0.1:{}/postgres?sslmode=disable",
+            self.password, self.port
         )
+    }
+
+    /// The superuser's password.
+    pub fn password(&self) -> &str {
+        &self.password
     }
 
     async fn run(&self, program: &str, args: &[&str]) -> Result<()> {

@@ -44,7 +44,9 @@ pub enum Command {
     Install,
     /// Delete the CRDs (and with them every resource of these kinds) from the cluster.
     Uninstall,
-    /// Everything on this machine: the embedded API server, a throwaway PostgreSQL, every controller.
+    /// Everything on this machine: the embedded API server, every controller, and a throwaway
+    /// PostgreSQL unless --database-url/--psql-* (or their environment variables) name one.
+    #[command(hide = cfg!(not(feature = "dev")))]
     Dev(DevArgs),
 }
 

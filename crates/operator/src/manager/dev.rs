@@ -1,31 +1,35 @@
 //! `operator dev`: the whole product on one machine with nothing configured. The embedded API server,
-//! a throwaway PostgreSQL (unless PSQL_* or DATABASE_URL name one), the CRDs, every controller.
+//! the CRDs, the chosen controllers and, when postgres-writer is among them, a throwaway PostgreSQL
+//! unless a flag or the environment names a database. What it prints never holds a password.
 
-use std::time::Duration;
-
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::{
-    Api,
-    api::{Patch, PatchParams},
+use std::{
+    io::Write,
+    os::unix::fs::{OpenOptionsExt, PermissionsExt},
+    path::{Path, PathBuf},
 };
+
 use tokio::sync::watch;
 
-use super::{cli::DevArgs, run};
+use super::{
+    cli::{ControllerName, DevArgs},
+    crds, run,
+};
 use crate::{
     Error, Result,
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
 
-fn database_configured() -> bool {
-    [
-        "DATABASE_URL",
-        "PSQL_HOST",
-        "PSQL_PORT",
-        "PSQL_DBNAME",
-        "PSQL_USER",
-    ]
-    .iter()
-    .any(|v| std::env::var_os(v).is_some())
+/// The database `operator dev` runs postgres-writer against.
+enum Database {
+    /// postgres-writer is not among the controllers: no database at all.
+    None,
+    /// The one a flag or the environment names.
+    Given,
+    /// A throwaway cluster, stopped and deleted when `dev` ends; its password is in `password_file`.
+    Throwaway {
+        postgres: ThrowawayPostgres,
+        password_file: PathBuf,
+    },
 }
 
 pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
@@ -39,69 +43,142 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
         .write_kubeconfig(&args.kubeconfig)
         .map_err(|e| Error::Config(format!("writing {}: {e}", args.kubeconfig.display())))?;
     let client = server.client();
-    install_crds(&client).await?;
+    crds::install(&client).await?;
 
-    // Dropped at the end of this function: the throwaway cluster stops with the process.
-    let mut _postgres = None;
-    if !database_configured() {
-        let postgres = ThrowawayPostgres::start().await?;
-        args.run.database = DatabaseConfig::from_url(&postgres.url());
-        _postgres = Some(postgres);
-    }
-    let database_url = args.run.database.url.clone().unwrap_or_else(|| {
-        format!(
-            "postgres://{}@{}:{}/{}",
-            args.run.database.user, args.run.database.host, args.run.database.port, args.run.database.dbname
-        )
-    });
     let kubeconfig = std::path::absolute(&args.kubeconfig).unwrap_or(args.kubeconfig.clone());
+    let database = if !args.run.controllers.contains(&ControllerName::PostgresWriter) {
+        Database::None
+    } else if args.run.database.names_a_database() {
+        Database::Given
+    } else {
+        let postgres = ThrowawayPostgres::start().await?;
+        let password_file = kubeconfig.with_file_name("pgpass");
+        write_private(&password_file, &pgpass_line(&postgres))?;
+        // Only where the database is changes; timeouts and pool size stay as given.
+        args.run.database = DatabaseConfig {
+            url: Some(postgres.url()),
+            ..args.run.database
+        };
+        Database::Throwaway {
+            postgres,
+            password_file,
+        }
+    };
+
     println!("API server: {}", server.url());
-    println!("DATABASE_URL={database_url}");
+    let location = match &database {
+        Database::None => None,
+        Database::Given => Some(location(&args.run.database)?),
+        Database::Throwaway { postgres, .. } => Some(format!(
+            "postgres://{}@127.0.0.1:{}/postgres",
+            crate::db::throwaway::USER,
+            postgres.port()
+        )),
+    };
+    match (&database, &location) {
+        (Database::Throwaway { password_file, .. }, Some(location)) => {
+            println!(
+                "Database: {location} (throwaway; its password is in {})",
+                password_file.display()
+            );
+        }
+        (Database::Given, Some(location)) => {
+            println!("Database: {location} (password, if any, as you configured it)");
+        }
+        _ => println!("Database: none (postgres-writer is not running)"),
+    }
     println!();
     println!("Next, in another terminal:");
     println!("  export KUBECONFIG={}", kubeconfig.display());
+    if let Database::Throwaway { password_file, .. } = &database {
+        println!("  export PGPASSFILE={}", password_file.display());
+    }
     println!("  kubectl apply -f config/samples/");
     println!("  kubectl get postgreswriters,voteconfigs,webapps");
-    println!("  psql \"{database_url}\" -c 'select * from students'");
+    if let Some(location) = &location {
+        println!("  psql \"{location}\" -c 'select * from students'");
+    }
     println!("Ctrl-C stops everything.");
     let result = run::run(client, args.run, shutdown).await;
     server.shutdown().await;
+    if let Database::Throwaway { password_file, .. } = &database {
+        // The cluster it opens goes with this process.
+        let _ = std::fs::remove_file(password_file);
+    }
     result
 }
 
-/// Applies every CRD by server-side apply and waits until each is established.
-pub async fn install_crds(client: &kube::Client) -> Result<()> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in crate::api::crds() {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        api.patch(
-            &name,
-            &PatchParams::apply("operator").force(),
-            &Patch::Apply(&crd),
-        )
-        .await?;
-        let established = kube::runtime::wait::await_condition(
-            api.clone(),
-            &name,
-            kube::runtime::wait::conditions::is_crd_established(),
-        );
-        tokio::time::timeout(Duration::from_secs(30), established)
-            .await
-            .map_err(|_| Error::Config(format!("CRD {name} was not established within 30 s")))?
-            .map_err(|e| Error::Config(format!("waiting for CRD {name}: {e}")))?;
+/// `postgres://user@host:port/dbname` of a configured database: where it is, never its password,
+/// however the configuration spells it (URL, key=value string, PSQL_*).
+fn location(config: &DatabaseConfig) -> Result<String> {
+    let Some(url) = &config.url else {
+        return Ok(format!(
+            "postgres://{}@{}:{}/{}",
+            config.user(),
+            config.host(),
+            config.port(),
+            config.dbname()
+        ));
+    };
+    let parsed: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| Error::Config(format!("DATABASE_URL is not a valid connection string: {e}")))?;
+    let host = match parsed.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        Some(tokio_postgres::config::Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = parsed.get_ports().first().copied().unwrap_or(5432);
+    let user = parsed.get_user().unwrap_or("postgres");
+    let dbname = parsed.get_dbname().unwrap_or(user);
+    Ok(format!("postgres://{user}@{host}:{port}/{dbname}"))
+}
+
+/// A line of a PostgreSQL password file (`PGPASSFILE`), which psql reads without the password ever
+/// appearing on a command line, in the environment or in a terminal.
+fn pgpass_line(postgres: &ThrowawayPostgres) -> String {
+    format!(
+        "127.0.0.1:{}:*:{}:{}\n",
+        postgres.port(),
+        crate::db::throwaway::USER,
+        postgres.password()
+    )
+}
+
+/// Writes `contents` to `path`, readable by this user alone (psql ignores a password file others can
+/// read), creating its directory.
+fn write_private(path: &Path, contents: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
     }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::Config(format!("writing {}: {e}", path.display())))?;
+    // `mode` applies to a new file only; one left from an earlier run is narrowed too.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(contents.as_bytes())?;
     Ok(())
 }
 
-pub async fn uninstall_crds(client: &kube::Client) -> Result<()> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in crate::api::crds() {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        match api.delete(&name, &Default::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(error) => return Err(error.into()),
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_location_names_host_port_user_and_database_but_never_the_password() {
+        let url = DatabaseConfig::from_url("postgres://writer:s3cret@db.example:6543/app?sslmode=disable");
+        assert_eq!(location(&url).unwrap(), "postgres://writer@db.example:6543/app");
+        let keywords = DatabaseConfig::from_url("host=db user=writer password=s3cret dbname=app");
+        assert_eq!(location(&keywords).unwrap(), "postgres://writer@db:5432/app");
+        let psql = DatabaseConfig {
+            host: Some("db".into()),
+            password: Some("s3cret".into()),
+            ..Default::default()
+        };
+        assert_eq!(location(&psql).unwrap(), "postgres://postgres@db:5432/postgres");
     }
-    Ok(())
 }

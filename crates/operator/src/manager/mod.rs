@@ -1,7 +1,10 @@
-//! Process concerns: the CLI, logs, probes and the metrics server, leader election, shutdown and dev
-//! mode. The manager starts the controllers; what they run on is [`crate::runtime`].
+//! Process concerns: the CLI, logs, probes and the metrics server, leader election, shutdown, CRD
+//! installation and dev mode (with the `dev` feature). The manager starts the controllers; what they
+//! run on is [`crate::runtime`].
 
 pub mod cli;
+pub mod crds;
+#[cfg(feature = "dev")]
 pub mod dev;
 pub mod leader;
 pub mod logs;

@@ -1,7 +1,7 @@
 //! The manager: serves metrics and probes, optionally waits to lead, runs the chosen controllers, and
 //! stops them on shutdown (in-flight reconciles finish) or at once when leadership is lost.
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use tokio::{sync::watch, task::JoinSet};
 
@@ -15,6 +15,10 @@ use crate::{
     controllers::{postgres_writer, vote_config, web_app},
     runtime::{ControllerContext, metrics::Metrics, readiness::Readiness},
 };
+
+/// How long in-flight reconciles get after SIGTERM or Ctrl-C before the process exits anyway, with
+/// status 1 (controller-runtime's GracefulShutdownTimeout). A clean shutdown exits 0 before it.
+pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error). A held Lease
 /// is released on the way out, so that another replica takes over at once.
@@ -63,25 +67,24 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
         shutdown: shutdown.clone(),
     };
     let mut controllers = JoinSet::new();
+    // Which controller each task runs, to name the one that panics.
+    let mut names = HashMap::new();
     for name in &args.controllers {
         let ctx = ctx.clone();
-        match name {
+        let task = match name {
             ControllerName::PostgresWriter => {
                 let pool = pool
                     .clone()
                     .ok_or_else(|| Error::Config("postgres-writer needs a database".into()))?;
-                controllers.spawn(postgres_writer::run(ctx, pool, args.postgres_writer.clone()));
+                controllers.spawn(postgres_writer::run(ctx, pool, args.postgres_writer.clone()))
             }
-            ControllerName::VoteConfig => {
-                controllers.spawn(vote_config::run(ctx));
-            }
-            ControllerName::WebApp => {
-                controllers.spawn(web_app::run(ctx));
-            }
-        }
+            ControllerName::VoteConfig => controllers.spawn(vote_config::run(ctx)),
+            ControllerName::WebApp => controllers.spawn(web_app::run(ctx)),
+        };
+        names.insert(task.id(), controller_name(*name));
     }
     tracing::info!(controllers = ?args.controllers, "controllers started");
-    let outcome = supervise(&mut controllers, leadership.as_mut()).await;
+    let outcome = supervise(&mut controllers, &names, leadership.as_mut()).await;
     if let Some(leadership) = leadership {
         leadership.release().await;
     }
@@ -92,15 +95,22 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
 /// lost, as controller-runtime exits at once then: another replica is already reconciling.
 async fn supervise(
     controllers: &mut JoinSet<Result<()>>,
+    names: &HashMap<tokio::task::Id, &'static str>,
     mut leadership: Option<&mut Leadership>,
 ) -> Result<()> {
     loop {
         tokio::select! {
-            finished = controllers.join_next() => match finished {
+            finished = controllers.join_next_with_id() => match finished {
                 None => return Ok(()),
-                Some(Ok(Ok(()))) => continue,
-                Some(Ok(Err(error))) => return Err(error),
-                Some(Err(join)) => return Err(Error::Config(format!("a controller panicked: {join}"))),
+                Some(Ok((_, Ok(())))) => continue,
+                Some(Ok((_, Err(error)))) => return Err(error),
+                Some(Err(join)) => {
+                    let controller = names.get(&join.id()).copied().unwrap_or("a controller");
+                    return Err(Error::ControllerPanicked {
+                        controller,
+                        message: panic_message(join),
+                    });
+                }
             },
             () = lost(&mut leadership) => {
                 controllers.abort_all();
@@ -108,6 +118,19 @@ async fn supervise(
             }
         }
     }
+}
+
+/// What a panicking controller said, for the one line the process exits with.
+fn panic_message(join: tokio::task::JoinError) -> String {
+    if join.is_cancelled() {
+        return "it was cancelled".into();
+    }
+    let payload = join.into_panic();
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// Resolves when a held leadership is lost; never without leader election.
@@ -118,12 +141,40 @@ async fn lost(leadership: &mut Option<&mut Leadership>) {
     }
 }
 
+fn controller_name(controller: ControllerName) -> &'static str {
+    match controller {
+        ControllerName::PostgresWriter => postgres_writer::NAME,
+        ControllerName::VoteConfig => vote_config::NAME,
+        ControllerName::WebApp => web_app::NAME,
+    }
+}
+
 fn expect_controllers(readiness: &Readiness, controllers: &[ControllerName]) {
     for controller in controllers {
-        readiness.expect_controller(match controller {
-            ControllerName::PostgresWriter => postgres_writer::NAME,
-            ControllerName::VoteConfig => vote_config::NAME,
-            ControllerName::WebApp => web_app::NAME,
-        });
+        readiness.expect_controller(controller_name(*controller));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_controller_ends_the_manager_with_its_name_and_message() {
+        let mut controllers = JoinSet::new();
+        let mut names = HashMap::new();
+        let quiet = controllers.spawn(std::future::pending::<Result<()>>());
+        names.insert(quiet.id(), vote_config::NAME);
+        let panicking = controllers.spawn(async { panic!("the cache is gone") });
+        names.insert(panicking.id(), web_app::NAME);
+        let error = supervise(&mut controllers, &names, None).await.unwrap_err();
+        assert!(
+            matches!(&error, Error::ControllerPanicked { controller: "web-app", message } if message == "the cache is gone"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "controller web-app panicked: the cache is gone"
+        );
     }
 }

@@ -67,8 +67,8 @@ impl Backoff {
 }
 
 impl Default for Backoff {
-    /// 5 ms doubling up to 30 s: controller-runtime's per-item defaults, with the cap the PostgresWriter
-    /// issue asks for (at most 30 s between retries while the database is down).
+    /// 5 ms doubling up to 30 s: controller-runtime's per-item defaults, with a cap that keeps
+    /// PostgresWriter retrying at least every 30 s while the database is down.
     fn default() -> Self {
         Self::new(Duration::from_millis(5), Duration::from_secs(30))
     }

@@ -22,6 +22,12 @@ pub use testenv::{Backend, ControlPlane};
 /// that sync. Twice that leaves room for a loaded machine.
 pub const COLLECTED_WITHIN: Duration = Duration::from_secs(60);
 
+/// How long a signalled `operator` may take to exit: the graceful-shutdown bound it promises (past
+/// it, the process exits anyway, with status 1) and time for the process to end. Exit status 0 tells a
+/// shutdown that finished from one cut short at the bound.
+pub const EXIT_AFTER_SIGNAL: Duration =
+    Duration::from_secs(operator::manager::run::GRACEFUL_SHUTDOWN_TIMEOUT.as_secs() + 10);
+
 /// A control plane of kind `backend` with our CRDs installed, and a client with every right.
 pub async fn cluster(backend: Backend) -> (ControlPlane, kube::Client) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
@@ -107,6 +113,13 @@ impl Running {
     pub fn backoff_objects(&self, controller: &str) -> Option<f64> {
         let sample = format!("controller_backoff_objects{{controller=\"{controller}\"}} ");
         self.sample_values(&sample).first().copied()
+    }
+
+    /// How many orphan sweeps completed without error so far.
+    pub fn sweeps(&self) -> u64 {
+        self.sample_values("postgres_writer_orphan_sweeps_total{result=\"success\"}")
+            .iter()
+            .sum::<f64>() as u64
     }
 
     /// How many reconciles finished so far.

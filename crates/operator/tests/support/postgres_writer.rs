@@ -77,3 +77,68 @@ pub async fn select_or_none(
         Err(error) => panic!("reading table {table}: {error}"),
     }
 }
+
+/// The (table, id) of every row the operator's ledger lists.
+pub async fn ledger(sql: &tokio_postgres::Client) -> Vec<(String, String)> {
+    let table = operator::db::LEDGER_TABLE;
+    let query = format!("SELECT row_table, row_id FROM \"{table}\" ORDER BY row_table, row_id");
+    select_or_none(sql, table, &query)
+        .await
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+/// Every process of a throwaway PostgreSQL stopped (SIGSTOP): its connections stay open and nothing
+/// answers on them, as with a hung host or a half-open connection. Dropping it resumes them (SIGCONT),
+/// also when the test fails first.
+pub struct Frozen {
+    pids: Vec<String>,
+}
+
+impl Frozen {
+    pub fn start(pg: &ThrowawayPostgres) -> Frozen {
+        let pid_file = pg.path().join("data/postmaster.pid");
+        let postmaster = std::fs::read_to_string(&pid_file)
+            .expect("postmaster.pid")
+            .lines()
+            .next()
+            .expect("the postmaster's pid")
+            .trim()
+            .to_owned();
+        // The postmaster first, so that it forks no backend after its children are listed.
+        let mut frozen = Frozen { pids: Vec::new() };
+        signal("STOP", std::slice::from_ref(&postmaster));
+        frozen.pids.push(postmaster.clone());
+        let children = std::process::Command::new("pgrep")
+            .args(["-P", &postmaster])
+            .output()
+            .expect("pgrep runs");
+        let children: Vec<String> = String::from_utf8_lossy(&children.stdout)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        assert!(!children.is_empty(), "the postmaster has backends and workers");
+        signal("STOP", &children);
+        frozen.pids.extend(children);
+        frozen
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        signal("CONT", &self.pids);
+    }
+}
+
+fn signal(name: &str, pids: &[String]) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{name}"))
+        .args(pids)
+        .status()
+        .expect("kill runs");
+    // Not an assert: this also runs while a failing test unwinds.
+    if !status.success() {
+        eprintln!("kill -{name} {pids:?} failed: {status}");
+    }
+}

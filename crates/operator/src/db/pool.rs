@@ -1,0 +1,88 @@
+//! The process's connection pool, and the deadline every database step runs under.
+
+use std::{future::Future, time::Duration};
+
+use crate::{Error, Result};
+
+/// A pooled connection, which keeps the statements prepared on it.
+pub type Client = deadpool_postgres::Client;
+
+/// The connection pool and how long one step may wait for the database. Cheap to clone.
+#[derive(Clone)]
+pub struct Pool {
+    inner: deadpool_postgres::Pool,
+    step_timeout: Duration,
+}
+
+impl Pool {
+    pub(super) fn new(inner: deadpool_postgres::Pool, step_timeout: Duration) -> Self {
+        Pool { inner, step_timeout }
+    }
+
+    pub fn status(&self) -> deadpool_postgres::Status {
+        self.inner.status()
+    }
+
+    pub(super) fn manager(&self) -> &deadpool_postgres::Manager {
+        self.inner.manager()
+    }
+
+    /// How long one step (taking or opening a connection, one statement) may go unanswered.
+    pub fn step_timeout(&self) -> Duration {
+        self.step_timeout
+    }
+
+    /// A connection, within the step deadline.
+    pub async fn get(&self) -> Result<Client> {
+        match tokio::time::timeout(self.step_timeout, self.inner.get()).await {
+            Ok(client) => client.map_err(|e| Error::DatabaseUnavailable(e.to_string())),
+            Err(_) => Err(self.no_answer()),
+        }
+    }
+
+    /// Runs one step on `client` within the deadline. A PostgreSQL that stops answering without
+    /// closing its connections (a hung host, a half-open connection) would otherwise hold the caller,
+    /// and the connection, for as long as TCP takes to notice: hours with default keepalives.
+    /// On `Err(Abandoned)` the connection must not be used again: see [`discard`].
+    pub async fn within_deadline<T>(&self, step: impl Future<Output = T>) -> Result<T, Abandoned> {
+        tokio::time::timeout(self.step_timeout, step)
+            .await
+            .map_err(|_| Abandoned(self.step_timeout))
+    }
+
+    /// Runs `step` with a connection of its own, all within the deadline; a connection whose step was
+    /// abandoned is closed rather than returned to the pool.
+    pub async fn run<T>(&self, step: impl AsyncFnOnce(&Client) -> Result<T>) -> Result<T> {
+        let client = self.get().await?;
+        match self.within_deadline(step(&client)).await {
+            Ok(outcome) => outcome,
+            Err(abandoned) => {
+                discard(client);
+                Err(abandoned.into())
+            }
+        }
+    }
+
+    fn no_answer(&self) -> Error {
+        Abandoned(self.step_timeout).into()
+    }
+}
+
+/// A step that got no answer within its deadline.
+#[derive(Debug, Clone, Copy)]
+pub struct Abandoned(pub Duration);
+
+impl From<Abandoned> for Error {
+    fn from(Abandoned(limit): Abandoned) -> Self {
+        Error::DatabaseUnavailable(format!(
+            "no answer from PostgreSQL within {} s (--db-connect-timeout + --db-statement-timeout)",
+            limit.as_secs()
+        ))
+    }
+}
+
+/// Closes a connection instead of returning it to the pool: a statement on it may still be waiting
+/// for an answer, and the next user would wait behind it.
+pub fn discard(client: Client) {
+    drop(deadpool_postgres::Object::take(client));
+}

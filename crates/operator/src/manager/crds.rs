@@ -1,0 +1,56 @@
+//! `operator install` and `uninstall`: the CRDs applied to, or deleted from, a cluster.
+
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{
+    Api,
+    api::{Patch, PatchParams},
+};
+
+use crate::{Error, Result};
+
+/// How long a CRD may take to be established before `install` gives up.
+const ESTABLISHED_WITHIN: Duration = Duration::from_secs(30);
+
+/// Applies every CRD by server-side apply and waits until each is established.
+pub async fn install(client: &kube::Client) -> Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crate::api::crds() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        api.patch(
+            &name,
+            &PatchParams::apply("operator").force(),
+            &Patch::Apply(&crd),
+        )
+        .await?;
+        let established = kube::runtime::wait::await_condition(
+            api.clone(),
+            &name,
+            kube::runtime::wait::conditions::is_crd_established(),
+        );
+        tokio::time::timeout(ESTABLISHED_WITHIN, established)
+            .await
+            .map_err(|_| {
+                Error::Config(format!(
+                    "CRD {name} was not established within {} s",
+                    ESTABLISHED_WITHIN.as_secs()
+                ))
+            })?
+            .map_err(|e| Error::Config(format!("waiting for CRD {name}: {e}")))?;
+    }
+    Ok(())
+}
+
+pub async fn uninstall(client: &kube::Client) -> Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crate::api::crds() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        match api.delete(&name, &Default::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}

@@ -87,14 +87,77 @@ fn json(value: &Value) -> Value {
                 .is_some_and(|g| g.as_str().is_some_and(|g| !g.is_empty()));
             let mut out = Map::with_capacity(map.len());
             for (key, value) in map {
-                out.insert(key.clone(), field(key, value, generated));
+                let mut value = field(key, value, generated);
+                if UNORDERED.contains(&key.as_str())
+                    && let Some(items) = value.as_array_mut()
+                {
+                    items.sort_by_key(identity);
+                }
+                out.insert(key.clone(), value);
             }
+            canonical_invalid_message(&mut out);
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(items.iter().map(json).collect()),
         Value::String(s) if AGE.is_match(s) => Value::String("<age>".into()),
         Value::String(s) => Value::String(text(s)),
         other => other.clone(),
+    }
+}
+
+/// Lists whose order carries no meaning and is not stable on the real server (validation causes come
+/// out of Go map iteration; managedFields entries are kept in the order managers last wrote).
+const UNORDERED: [&str; 2] = ["causes", "managedFields"];
+
+/// What tells the items of an [`UNORDERED`] list apart: a managedFields entry by its manager,
+/// operation and subresource, a cause by its field, reason and message.
+fn identity(item: &Value) -> Vec<String> {
+    [
+        "manager",
+        "operation",
+        "subresource",
+        "field",
+        "reason",
+        "message",
+    ]
+    .iter()
+    .map(|key| {
+        item.get(*key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    })
+    .collect()
+}
+
+/// An Invalid Status lists its causes in its message too, in the same unstable order: the message is
+/// rewritten from the (sorted) causes, so that it differs only where the causes do.
+fn canonical_invalid_message(status: &mut Map<String, Value>) {
+    if status.get("kind").and_then(Value::as_str) != Some("Status") {
+        return;
+    }
+    let Some(causes) = status
+        .get("details")
+        .and_then(|d| d.get("causes"))
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    if causes.len() < 2 {
+        return;
+    }
+    let listed: Vec<String> = causes
+        .iter()
+        .map(|c| {
+            let field = c.get("field").and_then(Value::as_str).unwrap_or_default();
+            let message = c.get("message").and_then(Value::as_str).unwrap_or_default();
+            format!("{field}: {message}")
+        })
+        .collect();
+    if let Some(Value::String(message)) = status.get_mut("message")
+        && let Some((subject, _)) = message.split_once(" is invalid: [")
+    {
+        *message = format!("{subject} is invalid: [{}]", listed.join(", "));
     }
 }
 
@@ -177,6 +240,22 @@ mod tests {
             serde_json::json!({"metadata": {"name": "c", "uid": "x"}}),
         ));
         assert_ne!(a, without_time);
+    }
+
+    #[test]
+    fn causes_and_their_message_compare_in_any_order() {
+        let status = |first: (&str, &str), second: (&str, &str)| {
+            normalize(&answer(serde_json::json!({
+                "kind": "Status",
+                "message": format!("W \"w\" is invalid: [{}: {}, {}: {}]", first.0, first.1, second.0, second.1),
+                "details": {"causes": [
+                    {"field": first.0, "message": first.1},
+                    {"field": second.0, "message": second.1},
+                ]},
+            })))
+        };
+        let (a, b) = (("spec.a", "Required value"), ("spec.b", "Too many: 3"));
+        assert_eq!(status(a, b), status(b, a));
     }
 
     #[test]

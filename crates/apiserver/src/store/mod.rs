@@ -7,13 +7,18 @@
 //!
 //! With a data dir every change is also saved to disk before its writer is answered ([`persist`]).
 
+mod admission;
+mod deletion;
 mod history;
 pub mod lifecycle;
 pub mod meta;
 mod object;
+mod options;
 mod owners;
+mod patch;
 mod persist;
 mod registry;
+mod storing;
 mod typed;
 mod write;
 
@@ -29,8 +34,8 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 pub use history::Limits as HistoryLimits;
+pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 pub use registry::Registry;
-pub use write::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 
 use crate::error::{Error, Subject};
 

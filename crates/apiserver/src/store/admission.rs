@@ -1,0 +1,192 @@
+//! Admission of a write: type and identity checks, field validation, pruning, defaulting and
+//! validation, and the kind-specific steps that set server-owned fields. Each says 4xx or lets the
+//! object through as it will be stored.
+
+use std::sync::Arc;
+
+use apimachinery::resource::ResourceType;
+use serde_json::Value;
+
+use super::{FieldValidation, State, Store, WriteOptions, lifecycle, meta, subject};
+use crate::{
+    emulated,
+    error::{Error, Result},
+};
+
+pub(super) fn kind_group(rt: &ResourceType) -> String {
+    if rt.group.is_empty() {
+        rt.kind.clone()
+    } else {
+        format!("{}.{}", rt.kind, rt.group)
+    }
+}
+
+pub(super) fn invalid(rt: &ResourceType, name: &str, causes: Vec<apimachinery::FieldCause>) -> Error {
+    Error::Invalid {
+        kind_group: kind_group(rt),
+        subject: subject(rt, name),
+        causes,
+    }
+}
+
+pub(super) fn machinery(rt: &ResourceType, name: &str, error: apimachinery::Error) -> Error {
+    Error::from_machinery(error, &kind_group(rt), &subject(rt, name))
+}
+
+impl Store {
+    /// Validation, defaulting and pruning (V2, V3, V5, B4, B5): the object as it will be stored, or 422.
+    pub(super) fn admit(
+        &self,
+        state: &State,
+        rt: &Arc<ResourceType>,
+        name: &str,
+        mut object: Value,
+        old: Option<&Value>,
+        options: &WriteOptions,
+    ) -> Result<(Value, Vec<String>)> {
+        let mut warnings = Vec::new();
+        if let Some(schema) = &rt.schema {
+            let unknown = schema.prune(&mut object);
+            warnings = field_problems(rt, options, &unknown, &object)?;
+            schema.apply_defaults(&mut object);
+            let causes = schema.validate(&object);
+            if !causes.is_empty() {
+                return Err(invalid(rt, name, causes));
+            }
+        } else if rt.is_builtin() {
+            let unknown = match super::typed::check(rt, &mut object) {
+                Ok(unknown) => unknown,
+                Err(super::typed::Problem::WrongType(message)) => {
+                    return Err(undecodable(rt, message, &object));
+                }
+            };
+            warnings = field_problems(rt, options, &unknown, &object)?;
+            apimachinery::defaults::apply_builtin_defaults(&rt.kind, &mut object)
+                .map_err(|e| machinery(rt, name, e))?;
+            if let Some(old) = old {
+                apimachinery::defaults::check_immutable(&rt.kind, old, &object)
+                    .map_err(|e| machinery(rt, name, e))?;
+            }
+        }
+        let causes = lifecycle::validate_common(rt, &object);
+        if !causes.is_empty() {
+            return Err(invalid(rt, name, causes));
+        }
+        let _ = state;
+        Ok((object, warnings))
+    }
+
+    pub(super) fn require_active_namespace(
+        &self,
+        state: &State,
+        namespace: &str,
+        rt: &ResourceType,
+        name: &str,
+    ) -> Result<()> {
+        let stored = state
+            .objects
+            .get("/namespaces")
+            .and_then(|all| all.get(&(String::new(), namespace.to_owned())));
+        match stored {
+            None => Err(Error::NotFound(crate::error::Subject {
+                qualified_plural: "namespaces".into(),
+                group: String::new(),
+                plural: "namespaces".into(),
+                name: namespace.to_owned(),
+            })),
+            Some(ns) if ns.is_deleting() => Err(Error::Forbidden(format!(
+                "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                subject(rt, name).qualified_plural
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Kind-specific steps on create (CRDs register, namespaces get their finalizer, Services an IP).
+    pub(super) fn on_create(&self, state: &mut State, rt: &ResourceType, object: &mut Value) -> Result<()> {
+        emulated::on_admit(state, rt, None, object).map_err(|causes| invalid(rt, meta::name(object), causes))
+    }
+
+    pub(super) fn on_update(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        old: &Value,
+        object: &mut Value,
+    ) -> Result<()> {
+        emulated::on_admit(state, rt, Some(old), object)
+            .map_err(|causes| invalid(rt, meta::name(object), causes))
+    }
+}
+
+/// The duplicate and unknown fields of a write, as `fieldValidation` says: a 400 (Strict), the
+/// `Warning` texts to send (Warn, the default) or nothing (Ignore).
+fn field_problems(
+    rt: &ResourceType,
+    options: &WriteOptions,
+    unknown: &[String],
+    object: &Value,
+) -> Result<Vec<String>> {
+    let problems = apimachinery::decoding::field_problems(&options.duplicate_fields, unknown);
+    match options.field_validation {
+        FieldValidation::Strict if !problems.is_empty() => Err(undecodable(
+            rt,
+            format!("strict decoding error: {}", problems.join(", ")),
+            object,
+        )),
+        FieldValidation::Strict | FieldValidation::Ignore => Ok(Vec::new()),
+        FieldValidation::Warn => Ok(problems),
+    }
+}
+
+/// How kube-apiserver begins the message of a body it cannot decode into the kind's Go type.
+fn undecodable(rt: &ResourceType, detail: String, object: &Value) -> Error {
+    Error::Undecodable {
+        kind: rt.kind.clone(),
+        version: rt.version.clone(),
+        detail,
+        object: object.to_string(),
+    }
+}
+
+pub(super) fn check_type_meta(rt: &ResourceType, object: &Value) -> Result<()> {
+    if let Some(kind) = object.get("kind").and_then(Value::as_str) {
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let events_alias = rt.plural == "events" && kind == "Event";
+        if (kind != rt.kind || (api_version != rt.api_version() && !api_version.is_empty())) && !events_alias
+        {
+            return Err(Error::BadRequest(format!(
+                "the API version in the data ({api_version}) does not match the expected API version ({})",
+                rt.api_version()
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn check_body_identity(
+    rt: &ResourceType,
+    namespace: &str,
+    name: &str,
+    object: &Value,
+) -> Result<()> {
+    let body_name = meta::str_at(object, "/metadata/name").unwrap_or(name);
+    if body_name != name {
+        return Err(Error::BadRequest(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    if rt.namespaced {
+        let body_namespace = meta::str_at(object, "/metadata/namespace").unwrap_or(namespace);
+        if !body_namespace.is_empty() && body_namespace != namespace {
+            return Err(Error::BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}

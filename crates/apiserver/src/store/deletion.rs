@@ -1,0 +1,137 @@
+//! Deletes, one object or a collection: preconditions, finalizers (marking an object deleting) and
+//! the teardown the emulated controllers start (namespaces, CRDs, dependents).
+
+use std::sync::Arc;
+
+use apimachinery::resource::ResourceType;
+use serde_json::{Value, json};
+
+use super::{
+    DeleteOptions, DeletePropagation as Propagation, State, Store, lifecycle, meta, storage_key, subject,
+};
+use crate::{
+    emulated,
+    error::{Error, Result},
+};
+
+impl Store {
+    pub fn delete(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Value> {
+        let mut state = self.lock();
+        let result = self.delete_checked(&mut state, rt, namespace, name, options);
+        self.settle(state, result)
+    }
+
+    fn delete_checked(
+        &self,
+        state: &mut State,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Value> {
+        let old = self
+            .stored(state, rt, namespace, name)
+            .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
+        if let Some(uid) = &options.precondition_uid
+            && uid != meta::uid(&old)
+        {
+            return Err(Error::Conflict {
+                subject: subject(rt, name),
+                reason: format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta::uid(&old)
+                ),
+            });
+        }
+        if let Some(rv) = &options.precondition_resource_version
+            && Some(rv.as_str()) != meta::resource_version(&old)
+        {
+            return Err(Error::Conflict {
+                subject: subject(rt, name),
+                reason: format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    meta::resource_version(&old).unwrap_or_default()
+                ),
+            });
+        }
+        if options.dry_run {
+            return Ok(lifecycle::present(rt, &old));
+        }
+        let result = self.delete_locked(state, rt, namespace, name, options.propagation);
+        result.map(|object| lifecycle::present(rt, &object))
+    }
+
+    /// Deletes every object of `rt` in `namespace` (or everywhere) that `keep` selects (C10).
+    pub fn delete_collection(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: Option<&str>,
+        selects: impl Fn(&Value) -> bool,
+        options: &DeleteOptions,
+    ) -> Result<Vec<Value>> {
+        let mut state = self.lock();
+        let targets: Vec<(String, String)> = state
+            .objects
+            .get(&storage_key(rt))
+            .map(|objects| {
+                objects
+                    .iter()
+                    .filter(|((ns, _), object)| {
+                        namespace.is_none_or(|wanted| wanted == ns)
+                            && selects(&lifecycle::present_owned(rt, object.decode()))
+                    })
+                    .map(|(key, _)| key.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut deleted = Vec::new();
+        for (ns, name) in targets {
+            if options.dry_run {
+                if let Some(object) = self.stored(&state, rt, &ns, &name) {
+                    deleted.push(lifecycle::present(rt, &object));
+                }
+                continue;
+            }
+            if let Ok(object) = self.delete_locked(&mut state, rt, &ns, &name, options.propagation) {
+                deleted.push(lifecycle::present(rt, &object));
+            }
+        }
+        self.settle(state, Ok(deleted))
+    }
+
+    /// Deletes one object: marks it deleting while finalizers remain (L1), removes it otherwise.
+    pub(crate) fn delete_locked(
+        &self,
+        state: &mut State,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        propagation: Propagation,
+    ) -> Result<Value> {
+        let old = self
+            .stored(state, rt, namespace, name)
+            .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
+        emulated::check_deletable(rt, name)?;
+        if let Some(teardown) = emulated::on_delete(self, state, rt, namespace, &old, propagation) {
+            return Ok(teardown);
+        }
+        if meta::finalizers(&old).is_empty() {
+            return Ok(self.remove(state, rt, namespace, name, old));
+        }
+        if meta::is_deleting(&old) {
+            return Ok(old);
+        }
+        let mut next = old.clone();
+        let metadata = meta::metadata_mut(&mut next);
+        metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
+        metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
+        lifecycle::set_generation(rt, &mut next, meta::generation(&old) + 1);
+        Ok(self.put(state, rt, namespace, name, next, Some(old)))
+    }
+}

@@ -1,0 +1,48 @@
+//! What a write or delete request asks for (its query options) and what a write answers with.
+
+use serde_json::Value;
+
+/// How unknown fields are treated, in custom resources (V3) and built-ins alike.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+    pub field_manager: Option<String>,
+    pub field_validation: FieldValidation,
+    /// The paths of the fields the request body repeats (found while decoding it).
+    pub duplicate_fields: Vec<String>,
+    /// Server-side apply: take ownership of conflicting fields.
+    pub force: bool,
+}
+
+/// `propagationPolicy` of a delete (C9, L5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Propagation {
+    #[default]
+    Background,
+    Foreground,
+    Orphan,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    pub dry_run: bool,
+    pub propagation: Propagation,
+    pub precondition_uid: Option<String>,
+    pub precondition_resource_version: Option<String>,
+}
+
+/// The result of a write: the object as stored, `Warning` headers, and whether it was created.
+#[derive(Debug)]
+pub struct Written {
+    pub object: Value,
+    pub warnings: Vec<String>,
+    pub created: bool,
+}

@@ -1,0 +1,137 @@
+//! Reading an object back under the lock, and storing or removing one under a new resourceVersion,
+//! with its event published and the owner index kept current.
+
+use std::sync::OnceLock;
+
+use apimachinery::resource::ResourceType;
+use serde_json::{Value, json};
+
+use super::{EventType, State, Store, StoredEvent, meta, object::StoredObject, storage_key};
+use crate::emulated;
+
+impl Store {
+    pub(crate) fn stored(
+        &self,
+        state: &State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Value> {
+        Self::stored_object(state, rt, namespace, name).map(StoredObject::decode)
+    }
+
+    /// The object as stored, for checks that need not decode it.
+    pub(crate) fn stored_object<'s>(
+        state: &'s State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&'s StoredObject> {
+        state
+            .objects
+            .get(&storage_key(rt))?
+            .get(&(namespace.to_owned(), name.to_owned()))
+    }
+
+    /// Stores `object` under a new resourceVersion and publishes the event.
+    pub(crate) fn put(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+        mut object: Value,
+        previous: Option<Value>,
+    ) -> Value {
+        state.resource_version += 1;
+        let rv = state.resource_version;
+        let metadata = meta::metadata_mut(&mut object);
+        metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+        meta::drop_empty_fields(metadata);
+        let key = storage_key(rt);
+        let stored = StoredObject::encode(&object);
+        let mut size = stored.len();
+        let replaced = state
+            .objects
+            .entry(key.clone())
+            .or_default()
+            .insert((namespace.to_owned(), name.to_owned()), stored);
+        // The event carries the previous object too.
+        size += replaced.as_ref().map_or(0, StoredObject::len);
+        // The owner index needs the old object: the caller's copy, decoded only if it passed none.
+        let replaced = match (&previous, replaced) {
+            (None, Some(replaced)) => Some(replaced.decode()),
+            _ => None,
+        };
+        state.owners.record(
+            &key,
+            namespace,
+            name,
+            previous.as_ref().or(replaced.as_ref()),
+            Some(&object),
+        );
+        let event_type = if previous.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.publish(
+            state,
+            StoredEvent {
+                event_type,
+                resource: key,
+                namespace: namespace.to_owned(),
+                object: object.clone(),
+                previous,
+                resource_version: rv,
+                encoded: OnceLock::new(),
+            },
+            size,
+        );
+        object
+    }
+
+    /// Removes the object for good: DELETED carries the final state with the deletion's own
+    /// resourceVersion (W7). Then whatever depended on it is collected (L4-L6).
+    pub(crate) fn remove(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+        mut object: Value,
+    ) -> Value {
+        let key = storage_key(rt);
+        let removed = state
+            .objects
+            .get_mut(&key)
+            .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())));
+        let size = removed.as_ref().map_or(0, StoredObject::len);
+        let removed = removed.map(|removed| removed.decode());
+        if removed.is_none() {
+            // Already gone (removed by a step this one set in motion): a second DELETED would be a lie.
+            return object;
+        }
+        state.owners.record(&key, namespace, name, removed.as_ref(), None);
+        state.resource_version += 1;
+        let rv = state.resource_version;
+        let metadata = meta::metadata_mut(&mut object);
+        metadata.insert("resourceVersion".into(), json!(rv.to_string()));
+        meta::drop_empty_fields(metadata);
+        self.publish(
+            state,
+            StoredEvent {
+                event_type: EventType::Deleted,
+                resource: key,
+                namespace: namespace.to_owned(),
+                object: object.clone(),
+                previous: None,
+                resource_version: rv,
+                encoded: OnceLock::new(),
+            },
+            size,
+        );
+        emulated::after_remove(self, state, rt, namespace, &object);
+        object
+    }
+}

@@ -31,7 +31,7 @@ if ! have_postgres; then
 fi
 
 if ! command -v kubectl >/dev/null 2>&1; then
-  log "kubectl not found: tests that script kubectl need /usr/bin/kubectl (1.27+)"
+  log "kubectl not found: tests that script kubectl need a kubectl (1.27+) on PATH"
   exit 1
 fi
 

@@ -169,7 +169,7 @@ async fn kube_rs_loads_the_written_kubeconfig_and_is_let_in() {
 }
 
 async fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> std::process::Output {
-    let mut command = std::process::Command::new("/usr/bin/kubectl");
+    let mut command = std::process::Command::new("kubectl");
     command
         .args(args)
         .arg("--request-timeout=20s")

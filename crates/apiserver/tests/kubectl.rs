@@ -1,4 +1,4 @@
-//! kubectl 1.33 (/usr/bin/kubectl, default flags) against the embedded API server: the conformance
+//! kubectl 1.33 (the kubectl on PATH, default flags) against the embedded API server: the conformance
 //! checks of docs/apiserver-requirements.md. Each kubectl call has a timeout.
 
 use std::{
@@ -37,7 +37,7 @@ impl Kubectl {
 
     /// Runs kubectl with a clean HOME (no discovery cache) and returns its output.
     async fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new("/usr/bin/kubectl");
+        let mut command = Command::new("kubectl");
         command
             .args(args)
             .arg("--request-timeout=20s")
@@ -279,7 +279,7 @@ async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
         }
     }
     let mut watch = Watch(
-        Command::new("/usr/bin/kubectl")
+        Command::new("kubectl")
             .args(["get", "pgw", "-w"])
             .env("KUBECONFIG", &kubectl.kubeconfig)
             .env("HOME", kubectl.home.path())

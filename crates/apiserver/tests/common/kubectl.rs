@@ -9,7 +9,7 @@ use std::{
 use testenv::ControlPlane;
 
 /// The kubectl on PATH (1.33, as the server's minor picks it).
-pub const DEFAULT: &str = "/usr/bin/kubectl";
+pub const DEFAULT: &str = "kubectl";
 
 /// Every kubectl release on this machine, oldest first.
 pub const RELEASES: [&str; 7] = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"];

@@ -256,16 +256,27 @@ fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-/// CPU seconds used so far by each PostgreSQL process on the machine (the throwaway cluster's), by pid.
+/// The throwaway cluster's postmaster, whose processes are the bench's PostgreSQL.
+static POSTMASTER: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// The parent of process `pid`.
+fn parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// CPU seconds used so far by each process of the bench's PostgreSQL cluster (the postmaster and its
+/// children, not other clusters on a shared machine), by pid.
 fn postgres_cpu_seconds() -> HashMap<u32, f64> {
+    let Some(&postmaster) = POSTMASTER.get() else {
+        return HashMap::new();
+    };
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "postgres")
-        })
+        .filter(|&pid| pid == postmaster || parent(pid) == Some(postmaster))
         .map(|pid| (pid, cpu_seconds(pid)))
         .collect()
 }
@@ -475,6 +486,11 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
     let pg = ThrowawayPostgres::start().await.expect("throwaway PostgreSQL");
+    let postmaster = std::fs::read_to_string(pg.path().join("data/postmaster.pid"))
+        .ok()
+        .and_then(|pids| pids.lines().next()?.trim().parse().ok())
+        .expect("the postmaster's pid");
+    let _ = POSTMASTER.set(postmaster);
     let (sql, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
         .await
         .expect("psql");
@@ -517,7 +533,7 @@ async fn main() {
         let [events_create, events_delete] =
             ratios([evented_create, evented_delete], [bare_create, bare_delete]);
         println!(
-            "round {round}: bare API writes and the Events point 5 asks for: create {evented_create:?}, delete {evented_delete:?} = {events_create:.2}x / {events_delete:.2}x the bare"
+            "round {round}: bare API writes and the Events the operator records: create {evented_create:?}, delete {evented_delete:?} = {events_create:.2}x / {events_delete:.2}x the bare"
         );
         let (operator, _probes, metrics) = start_operator(&kubeconfig, &pg.url()).await;
         let phases = operator_phases(&client, &sql, &operator, metrics, n, &format!("bench-{round}")).await;

@@ -1,72 +1,33 @@
 //! kubectl 1.33 (the kubectl on PATH, default flags) against the embedded API server: the conformance
 //! checks of docs/apiserver-requirements.md. Each kubectl call has a timeout.
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Command, Output},
-};
+mod common;
 
-use apiserver::{ApiServer, Config};
+use apiserver::Config;
+use common::kubectl::fixture;
+use testenv::ControlPlane;
 
+/// kubectl against an embedded server of its own, which lives as long as the kubectl does.
 struct Kubectl {
-    _server: ApiServer,
-    home: tempfile::TempDir,
-    kubeconfig: PathBuf,
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
+    _plane: ControlPlane,
+    cli: common::kubectl::Kubectl,
 }
 
 impl Kubectl {
     async fn start() -> Kubectl {
-        let server = ApiServer::start(Config::default()).await.expect("server starts");
-        let home = tempfile::tempdir().expect("temp dir");
-        let kubeconfig = home.path().join("kubeconfig");
-        server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-        Kubectl {
-            _server: server,
-            home,
-            kubeconfig,
-        }
-    }
-
-    /// Runs kubectl with a clean HOME (no discovery cache) and returns its output.
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut command = Command::new("kubectl");
-        command
-            .args(args)
-            .arg("--request-timeout=20s")
-            .env("KUBECONFIG", &self.kubeconfig)
-            .env("HOME", self.home.path());
-        tokio::task::spawn_blocking(move || command.output())
+        let plane = ControlPlane::embedded(Config::default())
             .await
-            .expect("join")
-            .expect("kubectl runs")
+            .expect("server starts");
+        let cli = common::kubectl::Kubectl::new(&plane);
+        Kubectl { _plane: plane, cli }
     }
+}
 
-    async fn ok(&self, args: &[&str]) -> String {
-        let output = self.run(args).await;
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        assert!(
-            output.status.success(),
-            "kubectl {args:?} failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        stdout
-    }
+impl std::ops::Deref for Kubectl {
+    type Target = common::kubectl::Kubectl;
 
-    async fn fails(&self, args: &[&str]) -> String {
-        let output = self.run(args).await;
-        assert!(
-            !output.status.success(),
-            "kubectl {args:?} unexpectedly succeeded"
-        );
-        String::from_utf8_lossy(&output.stderr).into_owned()
+    fn deref(&self) -> &Self::Target {
+        &self.cli
     }
 }
 
@@ -279,10 +240,9 @@ async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
         }
     }
     let mut watch = Watch(
-        Command::new("kubectl")
+        kubectl
+            .command()
             .args(["get", "pgw", "-w"])
-            .env("KUBECONFIG", &kubectl.kubeconfig)
-            .env("HOME", kubectl.home.path())
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("kubectl get -w starts"),
@@ -325,13 +285,6 @@ impl Kubectl {
             "--timeout=10s",
         ])
         .await;
-    }
-
-    /// Writes `yaml` to a file in the test's HOME and returns its path, for `kubectl ... -f`.
-    fn manifest(&self, name: &str, yaml: &str) -> String {
-        let path = self.home.path().join(name);
-        std::fs::write(&path, yaml).expect("manifest written");
-        path.display().to_string()
     }
 
     /// Creates ConfigMap `owner` and a dependent naming it in `ownerReferences`.

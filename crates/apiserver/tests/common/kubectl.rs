@@ -50,13 +50,18 @@ impl Kubectl {
         }
     }
 
-    pub async fn run(&self, args: &[&str]) -> Output {
+    /// This kubectl with its kubeconfig and HOME, for a run the caller drives (a watch).
+    pub fn command(&self) -> Command {
         let mut command = Command::new(&self.binary);
         command
-            .args(args)
-            .arg("--request-timeout=20s")
             .env("KUBECONFIG", &self.kubeconfig)
             .env("HOME", self.home.path());
+        command
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Output {
+        let mut command = self.command();
+        command.args(args).arg("--request-timeout=20s");
         tokio::task::spawn_blocking(move || command.output())
             .await
             .expect("join")
@@ -74,6 +79,17 @@ impl Kubectl {
             String::from_utf8_lossy(&output.stderr)
         );
         stdout
+    }
+
+    /// Runs kubectl, asserts it failed and returns its standard error.
+    pub async fn fails(&self, args: &[&str]) -> String {
+        let output = self.run(args).await;
+        assert!(
+            !output.status.success(),
+            "{} {args:?} unexpectedly succeeded",
+            self.binary.display()
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
     }
 
     /// Writes `text` to a file in this kubectl's HOME and returns its path, for `-f`.

@@ -33,15 +33,7 @@ const FIELDS: &[(&str, &[&str])] = &[
 async fn kubectl_explain_documents_built_in_and_custom_fields(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let kubectl = Kubectl::new(&plane);
-    kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
-    kubectl
-        .ok(&[
-            "wait",
-            "--for=condition=established",
-            "crd/postgreswriters.example.com",
-            "--timeout=20s",
-        ])
-        .await;
+    kubectl.install_crd().await;
     // kube-apiserver publishes the group's OpenAPI document a moment after the CRD is established.
     let client = plane.client();
     common::eventually("the group's OpenAPI v3 document", || async {

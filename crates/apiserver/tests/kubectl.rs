@@ -274,19 +274,6 @@ async fn check_10_get_watch_prints_a_row_per_change_with_the_same_columns() {
 }
 
 impl Kubectl {
-    /// Check 3: applies the fixture CRD and waits until it is established.
-    async fn install_crd(&self) {
-        self.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
-        self.ok(&[
-            "wait",
-            "--for",
-            "condition=established",
-            "crd/postgreswriters.example.com",
-            "--timeout=10s",
-        ])
-        .await;
-    }
-
     /// Creates ConfigMap `owner` and a dependent naming it in `ownerReferences`.
     async fn owner_and_dependent(&self, owner: &str, dependent: &str) {
         let owner_file = self.manifest(

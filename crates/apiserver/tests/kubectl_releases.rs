@@ -13,15 +13,7 @@ async fn every_kubectl_release_applies_lists_and_deletes(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     for version in RELEASES {
         let kubectl = Kubectl::with_binary(&plane, &release(version));
-        kubectl.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
-        kubectl
-            .ok(&[
-                "wait",
-                "--for=condition=established",
-                "crd/postgreswriters.example.com",
-                "--timeout=20s",
-            ])
-            .await;
+        kubectl.install_crd().await;
         kubectl.ok(&["apply", "-f", &fixture("cr.yaml")]).await;
         let listed = kubectl.ok(&["get", "pgw"]).await;
         assert!(

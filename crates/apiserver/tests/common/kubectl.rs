@@ -21,6 +21,8 @@ pub fn release(release: &str) -> PathBuf {
 
 pub struct Kubectl {
     binary: PathBuf,
+    /// The same server for the test's own reads, as a kube-rs client.
+    client: kube::Client,
     home: tempfile::TempDir,
     kubeconfig: PathBuf,
 }
@@ -45,9 +47,24 @@ impl Kubectl {
         plane.write_kubeconfig(&kubeconfig).expect("kubeconfig");
         Kubectl {
             binary: binary.to_owned(),
+            client: plane.client(),
             home,
             kubeconfig,
         }
+    }
+
+    /// Applies the fixture CRD and waits until kubectl can use its resource: established, and listed
+    /// in discovery (which kube-apiserver updates a moment after it establishes a CRD).
+    pub async fn install_crd(&self) {
+        self.ok(&["apply", "-f", &fixture("crd.yaml")]).await;
+        self.ok(&[
+            "wait",
+            "--for=condition=established",
+            "crd/postgreswriters.example.com",
+            "--timeout=20s",
+        ])
+        .await;
+        super::discovered(&self.client, "example.com", "v1", "postgreswriters").await;
     }
 
     /// This kubectl with its kubeconfig and HOME, for a run the caller drives (a watch).

@@ -1,6 +1,8 @@
 //! The request audit (`Config::audit`): a kube-rs client's every call is recorded with the verb,
 //! resource and namespace an RBAC authorizer would check it against, and the client's user agent.
 
+mod common;
+
 use std::time::Duration;
 
 use apiserver::{ApiServer, Audit, AuditRecord, Config};
@@ -34,10 +36,6 @@ fn client(server: &ApiServer) -> Client {
         .headers
         .push((header::USER_AGENT, HeaderValue::from_static(AGENT)));
     Client::try_from(config).unwrap()
-}
-
-fn config_map(name: &str) -> ConfigMap {
-    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"k": "v"}})).unwrap()
 }
 
 fn deployment(name: &str) -> Deployment {
@@ -79,7 +77,10 @@ async fn each_kube_rs_call_is_recorded_with_its_authorization_verb() {
     let namespaces: Api<Namespace> = Api::all(client.clone());
 
     config_maps
-        .create(&PostParams::default(), &config_map("one"))
+        .create(
+            &PostParams::default(),
+            &common::config_map("one", json!({"k": "v"})),
+        )
         .await
         .unwrap();
     let mut one = config_maps.get("one").await.unwrap();
@@ -108,7 +109,7 @@ async fn each_kube_rs_call_is_recorded_with_its_authorization_verb() {
         .patch(
             "two",
             &PatchParams::apply("audit-test"),
-            &Patch::Apply(config_map("two")),
+            &Patch::Apply(common::config_map("two", json!({"k": "v"}))),
         )
         .await
         .unwrap();

@@ -2,6 +2,8 @@
 //! into the kubeconfig and required on every request (401 Status otherwise) unless authentication is
 //! turned off; the bin listens on loopback by default and never logs the token.
 
+mod common;
+
 use std::{path::Path, process::Stdio, time::Duration};
 
 use apiserver::{ApiServer, Auth, Config};
@@ -37,29 +39,6 @@ async fn kubeconfig_file(path: &Path) -> kube::Config {
     .unwrap()
 }
 
-/// Sends one request and returns its status and JSON body (Null when the body is not JSON).
-async fn raw(client: &Client, method: &str, path: &str, body: Vec<u8>) -> (u16, Value) {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(kube::client::Body::from(body))
-        .unwrap();
-    let response = client
-        .send(request)
-        .await
-        .expect("a response, not a dropped connection");
-    let status = response.status().as_u16();
-    let bytes = axum::body::to_bytes(axum::body::Body::new(response.into_body()), usize::MAX)
-        .await
-        .unwrap_or_default();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-}
-
-fn config_map(name: &str) -> ConfigMap {
-    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"k": "v"}})).unwrap()
-}
-
 /// Every kind of request an anonymous or wrong client might send, a watch included.
 async fn assert_every_request_is_unauthorized(client: &Client) {
     let expected: Value = serde_json::from_str(UNAUTHORIZED).unwrap();
@@ -74,13 +53,13 @@ async fn assert_every_request_is_unauthorized(client: &Client) {
         (
             "POST",
             cms.into(),
-            serde_json::to_vec(&config_map("sneaky")).unwrap(),
+            serde_json::to_vec(&common::config_map("sneaky", json!({"k": "v"}))).unwrap(),
         ),
         ("DELETE", format!("{cms}/anything"), vec![]),
         ("GET", "/no/such/path".into(), vec![]),
     ];
     for (method, path, body) in requests {
-        let (status, body) = raw(client, method, &path, body).await;
+        let (status, body) = common::send_bytes(client, method, &path, "application/json", body).await;
         assert_eq!((status, &body), (401, &expected), "{method} {path}");
     }
 }
@@ -134,11 +113,14 @@ async fn each_start_generates_a_different_long_random_token() {
 async fn the_servers_own_kube_client_sends_the_token() {
     let server = ApiServer::start(Config::default()).await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
-    api.create(&PostParams::default(), &config_map("allowed"))
-        .await
-        .unwrap();
+    api.create(
+        &PostParams::default(),
+        &common::config_map("allowed", json!({"k": "v"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(api.list(&Default::default()).await.unwrap().items.len(), 1);
-    let (status, body) = raw(&server.client(), "GET", "/version", vec![]).await;
+    let (status, body) = common::send_bytes(&server.client(), "GET", "/version", "", vec![]).await;
     assert_eq!((status, body["major"].as_str()), (200, Some("1")));
 }
 
@@ -162,9 +144,12 @@ async fn kube_rs_loads_the_written_kubeconfig_and_is_let_in() {
     assert!(server.url().starts_with("https://127.0.0.1:"), "{}", server.url());
     let config = kubeconfig_file(&path).await;
     let api: Api<ConfigMap> = Api::namespaced(Client::try_from(config).unwrap(), "default");
-    api.create(&PostParams::default(), &config_map("from-kubeconfig"))
-        .await
-        .unwrap();
+    api.create(
+        &PostParams::default(),
+        &common::config_map("from-kubeconfig", json!({"k": "v"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(api.get("from-kubeconfig").await.unwrap().data.unwrap()["k"], "v");
 }
 
@@ -188,7 +173,11 @@ async fn kubectl_uses_the_token_in_the_kubeconfig_and_is_refused_with_a_wrong_on
     let with_token = dir.path().join("kubeconfig");
     server.write_kubeconfig(&with_token).unwrap();
     let manifest = dir.path().join("cm.json");
-    std::fs::write(&manifest, serde_json::to_vec(&config_map("via-kubectl")).unwrap()).unwrap();
+    std::fs::write(
+        &manifest,
+        serde_json::to_vec(&common::config_map("via-kubectl", json!({"k": "v"}))).unwrap(),
+    )
+    .unwrap();
     let output = kubectl(
         &with_token,
         dir.path(),
@@ -231,7 +220,12 @@ async fn a_chosen_token_is_required_instead_of_a_generated_one() {
     .unwrap();
     assert_eq!(server.token(), Some("chosen-token-0123456789"));
     let chosen = client_with_token(&server.kube_config(), Some("chosen-token-0123456789"));
-    assert_eq!(raw(&chosen, "GET", "/api/v1/namespaces", vec![]).await.0, 200);
+    assert_eq!(
+        common::send_bytes(&chosen, "GET", "/api/v1/namespaces", "", vec![])
+            .await
+            .0,
+        200
+    );
     assert_every_request_is_unauthorized(&client_with_token(&server.kube_config(), None)).await;
 }
 
@@ -248,7 +242,10 @@ async fn without_auth_anonymous_requests_are_served() {
     let anonymous: Api<ConfigMap> =
         Api::namespaced(client_with_token(&server.kube_config(), None), "default");
     anonymous
-        .create(&PostParams::default(), &config_map("open"))
+        .create(
+            &PostParams::default(),
+            &common::config_map("open", json!({"k": "v"})),
+        )
         .await
         .unwrap();
     // Any token is ignored rather than checked.
@@ -351,9 +348,12 @@ async fn bin_requires_the_token_it_writes_into_the_kubeconfig_and_never_logs_it(
     assert_every_request_is_unauthorized(&client_with_token(&base, None)).await;
     assert_every_request_is_unauthorized(&client_with_token(&base, Some("wrong-token"))).await;
     let api: Api<ConfigMap> = Api::namespaced(client_with_token(&base, Some(&token)), "default");
-    api.create(&PostParams::default(), &config_map("bin"))
-        .await
-        .unwrap();
+    api.create(
+        &PostParams::default(),
+        &common::config_map("bin", json!({"k": "v"})),
+    )
+    .await
+    .unwrap();
 
     child.kill().await.unwrap();
     let mut logs = stdout.await.unwrap();
@@ -389,10 +389,11 @@ async fn bin_with_insecure_no_auth_serves_anonymous_requests() {
             "plain HTTP without a token: {url}"
         );
         let base = kube::Config::new(url.parse().unwrap());
-        let (status, body) = raw(
+        let (status, body) = common::send_bytes(
             &client_with_token(&base, None),
             "GET",
             "/api/v1/namespaces",
+            "",
             vec![],
         )
         .await;
@@ -419,7 +420,12 @@ async fn bin_with_a_token_file_requires_that_token() {
     served_url(&mut child).await.expect("the bin serves");
     let base = kubeconfig_file(&dir.path().join("kubeconfig")).await;
     let client = client_with_token(&base, Some("file-token-abcdef"));
-    assert_eq!(raw(&client, "GET", "/api/v1/namespaces", vec![]).await.0, 200);
+    assert_eq!(
+        common::send_bytes(&client, "GET", "/api/v1/namespaces", "", vec![])
+            .await
+            .0,
+        200
+    );
     assert_every_request_is_unauthorized(&client_with_token(&base, None)).await;
     child.kill().await.unwrap();
 
@@ -446,6 +452,6 @@ async fn after_shutdown_the_https_port_is_free_for_a_new_server_at_once() {
     })
     .await
     .expect("the port was released");
-    let (status, _) = raw(&second.client(), "GET", "/api/v1/namespaces", vec![]).await;
+    let (status, _) = common::send_bytes(&second.client(), "GET", "/api/v1/namespaces", "", vec![]).await;
     assert_eq!(status, 200);
 }

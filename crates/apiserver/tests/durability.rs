@@ -2,6 +2,8 @@
 //! resourceVersions keep increasing across restarts, and a `kill -9` in the middle of a burst of
 //! writes loses no write that was answered. Without a data dir nothing survives.
 
+mod common;
+
 use std::{
     collections::BTreeMap,
     path::Path,
@@ -78,10 +80,6 @@ fn service(name: &str) -> Service {
     }))
 }
 
-fn config_map(name: &str) -> ConfigMap {
-    parse(json!({"metadata": {"name": name}, "data": {"k": name}}))
-}
-
 /// Every object the first test writes, as the server returns it, by a readable label.
 async fn snapshot(client: &Client) -> BTreeMap<String, Value> {
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
@@ -127,7 +125,10 @@ async fn objects_survive_a_restart_with_the_same_content_uid_and_resource_versio
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
     for name in ["plain", "updated", "deleted"] {
         config_maps
-            .create(&PostParams::default(), &config_map(name))
+            .create(
+                &PostParams::default(),
+                &common::config_map(name, json!({"k": "v"})),
+            )
             .await
             .unwrap();
     }
@@ -261,9 +262,12 @@ async fn without_a_data_dir_nothing_survives_a_restart() {
     assert_eq!(config.data_dir, None, "memory-only by default");
     let first = ApiServer::start(config.clone()).await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(first.client(), "default");
-    api.create(&PostParams::default(), &config_map("gone"))
-        .await
-        .unwrap();
+    api.create(
+        &PostParams::default(),
+        &common::config_map("gone", json!({"k": "v"})),
+    )
+    .await
+    .unwrap();
     first.shutdown().await;
     let second = ApiServer::start(config).await.unwrap();
     let api: Api<ConfigMap> = Api::namespaced(second.client(), "default");
@@ -361,7 +365,10 @@ async fn kill_9_in_a_burst_of_writes_loses_no_acknowledged_write() {
         writers.push(tokio::spawn(async move {
             for i in 0.. {
                 match api
-                    .create(&PostParams::default(), &config_map(&format!("burst-{w}-{i}")))
+                    .create(
+                        &PostParams::default(),
+                        &common::config_map(&format!("burst-{w}-{i}"), json!({"k": "v"})),
+                    )
                     .await
                 {
                     Ok(created) => {
@@ -416,7 +423,10 @@ async fn kill_9_in_a_burst_of_writes_loses_no_acknowledged_write() {
         latest = latest.max(resource_version(&as_json(created)));
     }
     let after = api
-        .create(&PostParams::default(), &config_map("after-restart"))
+        .create(
+            &PostParams::default(),
+            &common::config_map("after-restart", json!({"k": "v"})),
+        )
         .await
         .unwrap();
     let after = resource_version(&as_json(&after));
@@ -458,9 +468,12 @@ fn fixed_address_with_data_dir(dir: &Path) -> Config {
 /// Creates and lists a ConfigMap through the kubeconfig at `path`, as a user holding it would.
 async fn use_kubeconfig(path: &Path, name: &str) {
     let api: Api<ConfigMap> = Api::namespaced(client_from_kubeconfig(path).await, "default");
-    api.create(&PostParams::default(), &config_map(name))
-        .await
-        .unwrap_or_else(|e| panic!("create through {}: {e}", path.display()));
+    api.create(
+        &PostParams::default(),
+        &common::config_map(name, json!({"k": "v"})),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("create through {}: {e}", path.display()));
     let names: Vec<String> = api
         .list(&Default::default())
         .await

@@ -25,9 +25,9 @@ use kube::{
 use serde_json::{Value, json};
 
 fn config_map(name: &str, labels: Value) -> ConfigMap {
-    serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}))
-    .expect("valid ConfigMap")
+    let mut config_map = common::config_map(name, json!({"k": "v"}));
+    config_map.metadata.labels = serde_json::from_value(labels).expect("labels");
+    config_map
 }
 
 /// The next watch event within five seconds.

@@ -15,13 +15,6 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-fn config_map(name: &str, data: Value) -> ConfigMap {
-    serde_json::from_value(
-        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}),
-    )
-    .expect("valid ConfigMap")
-}
-
 pub const CRD: &str = r#"{
   "apiVersion": "apiextensions.k8s.io/v1",
   "kind": "CustomResourceDefinition",
@@ -76,7 +69,10 @@ async fn c2_c5_config_map_crud_with_one_global_resource_version() {
     let (_server, client) = start().await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     let created = api
-        .create(&PostParams::default(), &config_map("c1", json!({"a": "1"})))
+        .create(
+            &PostParams::default(),
+            &common::config_map("c1", json!({"a": "1"})),
+        )
         .await
         .unwrap();
     let uid = created.metadata.uid.clone().unwrap();
@@ -140,11 +136,11 @@ async fn c2_c5_config_map_crud_with_one_global_resource_version() {
     assert_eq!(gone.message, "configmaps \"c1\" not found");
 
     let again = api
-        .create(&PostParams::default(), &config_map("c1", json!({})))
+        .create(&PostParams::default(), &common::config_map("c1", json!({})))
         .await
         .unwrap();
     let exists = api_error(
-        api.create(&PostParams::default(), &config_map("c1", json!({})))
+        api.create(&PostParams::default(), &common::config_map("c1", json!({})))
             .await
             .unwrap_err(),
     );
@@ -167,7 +163,7 @@ async fn l3_default_namespaces_exist_and_missing_namespaces_are_not_found() {
     }
     let api: Api<ConfigMap> = Api::namespaced(client, "nope");
     let error = api_error(
-        api.create(&PostParams::default(), &config_map("c", json!({})))
+        api.create(&PostParams::default(), &common::config_map("c", json!({})))
             .await
             .unwrap_err(),
     );
@@ -251,7 +247,7 @@ async fn v1_v3_c4_c7_custom_resources_are_validated_defaulted_and_have_a_status_
 async fn l1_l2_finalizers_hold_deletion_until_removed() {
     let (_server, client) = start().await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
-    let mut cm = config_map("held", json!({}));
+    let mut cm = common::config_map("held", json!({}));
     cm.metadata.finalizers = Some(vec!["example.com/hold".into()]);
     api.create(&PostParams::default(), &cm).await.unwrap();
     let deleting = api.delete("held", &DeleteParams::default()).await.unwrap();
@@ -286,10 +282,10 @@ async fn l5_deleting_an_owner_collects_its_dependents() {
     let (_server, client) = start().await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     let owner = api
-        .create(&PostParams::default(), &config_map("owner", json!({})))
+        .create(&PostParams::default(), &common::config_map("owner", json!({})))
         .await
         .unwrap();
-    let mut dependent = config_map("dependent", json!({}));
+    let mut dependent = common::config_map("dependent", json!({}));
     dependent.metadata.owner_references = Some(vec![
         k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
             api_version: "v1".into(),
@@ -301,7 +297,7 @@ async fn l5_deleting_an_owner_collects_its_dependents() {
         },
     ]);
     api.create(&PostParams::default(), &dependent).await.unwrap();
-    let mut survivor = config_map("orphan", json!({}));
+    let mut survivor = common::config_map("orphan", json!({}));
     survivor.metadata.owner_references = dependent.metadata.owner_references.clone();
     api.create(&PostParams::default(), &survivor).await.unwrap();
 
@@ -315,10 +311,10 @@ async fn l5_deleting_an_owner_collects_its_dependents() {
     assert_eq!(api_error(api.get("orphan").await.unwrap_err()).code, 404);
 
     let owner = api
-        .create(&PostParams::default(), &config_map("owner2", json!({})))
+        .create(&PostParams::default(), &common::config_map("owner2", json!({})))
         .await
         .unwrap();
-    let mut kept = config_map("kept", json!({}));
+    let mut kept = common::config_map("kept", json!({}));
     let mut reference = dependent.metadata.owner_references.clone().unwrap();
     reference[0].uid = owner.metadata.uid.unwrap();
     reference[0].name = "owner2".into();
@@ -389,7 +385,7 @@ async fn l4_namespace_deletion_removes_its_contents() {
         .await
         .unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "t");
-    api.create(&PostParams::default(), &config_map("c", json!({})))
+    api.create(&PostParams::default(), &common::config_map("c", json!({})))
         .await
         .unwrap();
     namespaces.delete("t", &DeleteParams::default()).await.unwrap();

@@ -55,11 +55,13 @@ where
     }
 }
 
-/// What the server answered: status, `Warning` headers, and the body as JSON (`Null` if it is not).
+/// What the server answered: status, `Warning` headers, and the body as JSON (`Null` if it is not)
+/// and as text.
 pub struct Answer {
     pub status: u16,
     pub warnings: Vec<String>,
     pub body: Value,
+    pub text: String,
 }
 
 /// Sends one request as any client would, a `Null` body as none.
@@ -72,7 +74,8 @@ pub async fn request(client: &Client, method: &str, path: &str, content_type: &s
     request_bytes(client, method, path, content_type, body).await
 }
 
-/// [`request`] with a body sent as it is, for bodies a `Value` cannot hold (a repeated key).
+/// [`request`] with a body sent as it is, for bodies a `Value` cannot hold (a repeated key); an empty
+/// `content_type` sends no Content-Type header.
 pub async fn request_bytes(
     client: &Client,
     method: &str,
@@ -80,12 +83,11 @@ pub async fn request_bytes(
     content_type: &str,
     body: Vec<u8>,
 ) -> Answer {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", content_type)
-        .body(kube::client::Body::from(body))
-        .expect("a request");
+    let mut request = axum::http::Request::builder().method(method).uri(path);
+    if !content_type.is_empty() {
+        request = request.header("content-type", content_type);
+    }
+    let request = request.body(kube::client::Body::from(body)).expect("a request");
     let response = client.send(request).await.expect("an answer");
     let status = response.status().as_u16();
     let warnings = response
@@ -101,7 +103,27 @@ pub async fn request_bytes(
         status,
         warnings,
         body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        text: String::from_utf8_lossy(&bytes).into_owned(),
     }
+}
+
+/// A ConfigMap named `name` holding `data`.
+pub fn config_map(name: &str, data: Value) -> k8s_openapi::api::core::v1::ConfigMap {
+    serde_json::from_value(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name}, "data": data}))
+    .expect("a valid ConfigMap")
+}
+
+/// [`request_bytes`], for the status and the JSON body alone.
+pub async fn send_bytes(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, Value) {
+    let answer = request_bytes(client, method, path, content_type, body).await;
+    (answer.status, answer.body)
 }
 
 /// [`request`], for the status and the body alone.

@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 use crate::schema::messages;
 use crate::{Error, Result};
 
-/// Applies the defaults of built-in `kind` to `object` in place (Service: type, sessionAffinity,
+/// Applies the defaults of built-in `kind` to `object` in place (Namespace: its name label; Service:
+/// type, sessionAffinity,
 /// port protocol and targetPort, ipFamilies; Deployment: strategy, revisionHistoryLimit,
 /// progressDeadlineSeconds, pod template defaults; Secret: `stringData` merged into `data` and
 /// dropped, `type: Opaque`). Bad Secret base64 is 400. Cluster IP allocation is the server's job.
@@ -26,9 +27,24 @@ pub fn apply_builtin_defaults(kind: &str, object: &mut Value) -> Result<()> {
             }
         }
         "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" => default_template(object),
+        "Namespace" => default_namespace(object),
         _ => {}
     }
     Ok(())
+}
+
+/// A namespace is labelled with its own name, whatever the client sent: a defaulting step, so the
+/// writer of the namespace owns the label in managedFields, as on the real server.
+fn default_namespace(object: &mut Value) {
+    let Some(name) = object.pointer("/metadata/name").cloned() else {
+        return;
+    };
+    let Some(metadata) = object.as_object_mut().and_then(|o| object_at(o, "metadata")) else {
+        return;
+    };
+    if let Some(labels) = object_at(metadata, "labels") {
+        labels.insert("kubernetes.io/metadata.name".into(), name);
+    }
 }
 
 /// Inserts `key: value` into `map` unless the key is present with a non-null value.
@@ -330,6 +346,18 @@ mod tests {
     fn b4_base64_with_line_breaks_is_stored_canonically() {
         let secret = defaulted("Secret", json!({"data": {"k": "aGVs\nbG8="}}));
         assert_eq!(secret["data"]["k"], json!("aGVsbG8="));
+    }
+
+    #[test]
+    fn a_namespace_is_labelled_with_its_name_over_what_the_client_sent() {
+        let ns = defaulted(
+            "Namespace",
+            json!({"metadata": {"name": "team-a", "labels": {"kubernetes.io/metadata.name": "other", "x": "y"}}}),
+        );
+        assert_eq!(
+            ns["metadata"]["labels"],
+            json!({"kubernetes.io/metadata.name": "team-a", "x": "y"})
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Plays scenarios against one server: requests over its client, watches read to a count, kubectl runs
-//! with a kubeconfig of its own. What a server answers, errors included, is an [`Answer`]; only a
-//! broken corpus stops a run.
+//! Plays scenarios against one server: requests over its client, watches read to a count, kubectl and
+//! Python client runs with a kubeconfig of their own, kube-rs's discovery. What a server answers,
+//! errors included, is an [`Answer`]; only a broken corpus stops a run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use testenv::ControlPlane;
 use tokio::io::AsyncWriteExt;
 use tokio::time::{Instant, timeout, timeout_at};
 
-use crate::scenario::{Action, Scenario, Step, Until, substitute};
+use crate::scenario::{Action, KubeRsCall, Scenario, Step, Until, substitute};
 use crate::{Error, Result};
 
 /// How long one request, watch or kubectl run may take. Generous: a loaded 2-core machine runs both
@@ -24,11 +24,15 @@ const STEP_LIMIT: Duration = Duration::from_secs(30);
 const UNTIL_LIMIT: Duration = Duration::from_secs(90);
 const UNTIL_PERIOD: Duration = Duration::from_millis(250);
 
+/// What every `python:` step starts with: the client, `ns`, `show` and `refused` (see the file).
+const PYTHON_PRELUDE: &str = include_str!("python/prelude.py");
+
 /// The headers clients read; all others (dates, audit ids, priority-and-fairness ids) are left out.
 const COMPARED_HEADERS: [&str; 2] = ["content-type", "warning"];
 
 /// One step's answer as a client sees it. For kubectl, `status` is the exit code and `body` holds
-/// stdout and stderr; for a watch, `body` is the list of events.
+/// stdout and stderr; for a Python script, the exit code and its printed lines (JSON where they are)
+/// and stderr; for a watch, `body` is the list of events.
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer {
     pub status: i64,
@@ -153,7 +157,14 @@ impl Target {
                 let stdin = step.stdin.as_deref().map(|s| substitute(s, vars));
                 self.kubectl(step.version.as_deref(), &args, stdin).await
             }
-            None => Answer::failed("neither a request nor a kubectl run".into()),
+            Some(Action::Python { script }) => {
+                let namespace = vars.get("ns").map(String::as_str).unwrap_or_default();
+                self.python(&substitute(script, vars), namespace).await
+            }
+            Some(Action::KubeRs {
+                call: KubeRsCall::Discovery,
+            }) => self.discovery().await,
+            None => Answer::failed("no single action".into()),
         }
     }
 
@@ -269,13 +280,63 @@ impl Target {
             Some(version) => PathBuf::from(format!("/usr/lib/google-cloud-sdk/bin/kubectl.{version}")),
             None => PathBuf::from("kubectl"),
         };
-        let mut command = tokio::process::Command::new(&program);
+        match self.run_program(&program, args, &[], stdin).await {
+            Ok(output) => Answer {
+                status: exit_code(&output),
+                headers: BTreeMap::new(),
+                body: serde_json::json!({
+                    "stdout": String::from_utf8_lossy(&output.stdout),
+                    "stderr": String::from_utf8_lossy(&output.stderr),
+                }),
+            },
+            Err(problem) => Answer::failed(problem),
+        }
+    }
+
+    /// `script` run by the official Python client's interpreter, `NS` naming the scenario's namespace.
+    async fn python(&self, script: &str, namespace: &str) -> Answer {
+        let program = repository().join(".venv/bin/python");
+        let args = ["-c".to_owned(), format!("{PYTHON_PRELUDE}\n{script}")];
+        match self
+            .run_program(&program, &args, &[("NS", namespace)], None)
+            .await
+        {
+            Ok(output) => {
+                let printed: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+                    .lines()
+                    .filter(|line| !line.trim().is_empty())
+                    .map(|line| serde_json::from_str(line).unwrap_or_else(|_| Value::String(line.to_owned())))
+                    .collect();
+                Answer {
+                    status: exit_code(&output),
+                    headers: BTreeMap::new(),
+                    body: serde_json::json!({
+                        "printed": printed,
+                        "stderr": String::from_utf8_lossy(&output.stderr),
+                    }),
+                }
+            }
+            Err(problem) => Answer::failed(problem),
+        }
+    }
+
+    /// Runs `program` with this server's kubeconfig and HOME, nothing else of the test's environment
+    /// but PATH and `env`, for at most [`STEP_LIMIT`].
+    async fn run_program(
+        &self,
+        program: &Path,
+        args: &[String],
+        env: &[(&str, &str)],
+        stdin: Option<String>,
+    ) -> std::result::Result<std::process::Output, String> {
+        let mut command = tokio::process::Command::new(program);
         command
             .args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
             .env("KUBECONFIG", self.kubeconfig())
+            .envs(env.iter().copied())
             .current_dir(repository())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -296,18 +357,59 @@ impl Target {
             child.wait_with_output().await.map_err(|e| e.to_string())
         };
         match timeout(STEP_LIMIT, run).await {
-            Ok(Ok(output)) => Answer {
-                status: i64::from(output.status.code().unwrap_or(-1)),
-                headers: BTreeMap::new(),
-                body: serde_json::json!({
-                    "stdout": String::from_utf8_lossy(&output.stdout),
-                    "stderr": String::from_utf8_lossy(&output.stderr),
-                }),
-            },
-            Ok(Err(problem)) => Answer::failed(problem),
-            Err(_) => Answer::failed(format!("kubectl did not finish within {STEP_LIMIT:?}")),
+            Ok(result) => result,
+            Err(_) => Err(format!(
+                "{} did not finish within {STEP_LIMIT:?}",
+                program.display()
+            )),
         }
     }
+
+    /// What kube-rs's `Discovery` finds: each resource of each group version, with its scope, verbs
+    /// and subresources.
+    async fn discovery(&self) -> Answer {
+        let run = kube::Discovery::new(self.client.clone()).run();
+        let discovery = match timeout(STEP_LIMIT, run).await {
+            Ok(Ok(discovery)) => discovery,
+            Ok(Err(e)) => return Answer::failed(e.to_string()),
+            Err(_) => return Answer::failed(format!("no discovery within {STEP_LIMIT:?}")),
+        };
+        let mut found = Vec::new();
+        // The corpus's own CRDs (groups under example.com) come and go as the scenarios beside this
+        // one run: what they add is timing, not an answer.
+        let built_in = |group: &&kube::discovery::ApiGroup| !group.name().ends_with(".example.com");
+        for group in discovery.groups().filter(built_in) {
+            for version in group.versions() {
+                for (resource, capabilities) in group.versioned_resources(version) {
+                    let mut verbs = capabilities.operations.clone();
+                    verbs.sort();
+                    let mut subresources: Vec<String> = capabilities
+                        .subresources
+                        .iter()
+                        .map(|(sub, _)| sub.plural.clone())
+                        .collect();
+                    subresources.sort();
+                    found.push(serde_json::json!({
+                        "name": format!("{}/{}", resource.api_version, resource.plural),
+                        "kind": resource.kind,
+                        "namespaced": capabilities.scope == kube::discovery::Scope::Namespaced,
+                        // One text each: a missing verb is one divergence, not one per verb after it.
+                        "verbs": verbs.join(","),
+                        "subresources": subresources.join(","),
+                    }));
+                }
+            }
+        }
+        Answer {
+            status: 0,
+            headers: BTreeMap::new(),
+            body: Value::Array(found),
+        }
+    }
+}
+
+fn exit_code(output: &std::process::Output) -> i64 {
+    i64::from(output.status.code().unwrap_or(-1))
 }
 
 fn answer(parts: http::response::Parts, body: Value) -> Answer {

@@ -17,6 +17,12 @@
 //!   stdin: |                                               # for `apply -f -`
 //!     ...
 //!   compare: status-and-headers                            # for bodies no mask can tame
+//! - python: |                                              # a script for the official Python
+//!     from kubernetes import client, config                # client (the repository's .venv), with
+//!     ...                                                  # KUBECONFIG set and NS the namespace;
+//!                                                          # what it prints is the answer (JSON
+//!                                                          # lines are compared as JSON)
+//! - kube-rs: discovery                                     # what kube-rs's Discovery finds
 //! ```
 //!
 //! Captured values are per server: each server's own resourceVersion is substituted in its requests.
@@ -61,6 +67,9 @@ pub struct Step {
     pub headers: BTreeMap<String, String>,
     pub watch: Option<Watch>,
     pub kubectl: Option<Vec<String>>,
+    pub python: Option<String>,
+    #[serde(rename = "kube-rs")]
+    pub kube_rs: Option<KubeRsCall>,
     pub version: Option<String>,
     pub stdin: Option<String>,
     #[serde(default)]
@@ -78,6 +87,15 @@ pub enum Compared {
     #[default]
     Everything,
     StatusAndHeaders,
+}
+
+/// What a `kube-rs` step asks of kube-rs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KubeRsCall {
+    /// `kube::Discovery::run`: every group, version and resource it finds, with scope, verbs and
+    /// subresources, as a controller built on kube-rs sees the server.
+    Discovery,
 }
 
 /// Read a watch until this many events arrived (or the deadline passed).
@@ -101,25 +119,46 @@ pub struct Until {
 pub enum Action<'a> {
     Request { method: &'a str, target: &'a str },
     Kubectl { args: &'a [String] },
+    Python { script: &'a str },
+    KubeRs { call: KubeRsCall },
 }
 
 impl Step {
+    /// The step's one action; `None` when it names none or more than one.
     pub fn action(&self) -> Option<Action<'_>> {
-        match (&self.request, &self.kubectl) {
-            (Some(request), None) => {
-                let (method, target) = request.split_once(' ')?;
-                Some(Action::Request {
-                    method,
-                    target: target.trim(),
-                })
-            }
-            (None, Some(args)) => Some(Action::Kubectl { args }),
-            _ => None,
+        let named = [
+            self.request.is_some(),
+            self.kubectl.is_some(),
+            self.python.is_some(),
+            self.kube_rs.is_some(),
+        ];
+        if named.iter().filter(|n| **n).count() != 1 {
+            return None;
         }
+        if let Some(request) = &self.request {
+            let (method, target) = request.split_once(' ')?;
+            return Some(Action::Request {
+                method,
+                target: target.trim(),
+            });
+        }
+        if let Some(args) = &self.kubectl {
+            return Some(Action::Kubectl { args });
+        }
+        if let Some(script) = &self.python {
+            return Some(Action::Python { script });
+        }
+        self.kube_rs.map(|call| Action::KubeRs { call })
     }
 }
 
 impl Scenario {
+    /// The namespace the scenario runs in: its name with dots as dashes, the same on every run, so
+    /// that divergence keys holding it (a Table row of the namespace) stay put as the corpus grows.
+    pub fn namespace(&self) -> String {
+        self.name.replace('.', "-")
+    }
+
     /// The key of step `index` (from 0) in divergence keys.
     pub fn step_key(&self, index: usize) -> String {
         match &self.steps[index].id {
@@ -130,7 +169,7 @@ impl Scenario {
 }
 
 /// Every scenario of every `*.yaml` in `dir`, files in name order, names checked to be unique and each
-/// step to be exactly one of a request or a kubectl run.
+/// step to be exactly one action.
 pub fn load(dir: &Path) -> Result<Vec<Scenario>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|source| Error::Read {
@@ -162,11 +201,26 @@ pub fn load(dir: &Path) -> Result<Vec<Scenario>> {
             if !names.insert(scenario.name.clone()) {
                 return Err(invalid("-".into(), "another scenario has this name"));
             }
+            let namespace = scenario.namespace();
+            let label = namespace.len() <= 63
+                && namespace
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !namespace.starts_with('-')
+                && !namespace.ends_with('-');
+            if !label {
+                return Err(invalid(
+                    "-".into(),
+                    "a scenario's name, dots as dashes, names its namespace: lower-case letters, \
+                     digits and dashes, at most 63",
+                ));
+            }
             for (index, step) in scenario.steps.iter().enumerate() {
                 if step.action().is_none() {
                     return Err(invalid(
                         scenario.step_key(index),
-                        "a step is either `request: METHOD /path` or `kubectl: [args]`",
+                        "a step is exactly one of `request: METHOD /path`, `kubectl: [args]`, \
+                         `python: script` or `kube-rs: call`",
                     ));
                 }
                 if step.body.is_some() && step.raw.is_some() {

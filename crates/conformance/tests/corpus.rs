@@ -33,11 +33,11 @@ async fn the_embedded_server_answers_the_corpus_as_the_real_one_does(_: Backend)
     let embedded = Target::new("embedded", &embedded).expect("a kubeconfig for the embedded server");
     let real = Target::new("real", &real).expect("a kubeconfig for the real server");
 
-    let played: Vec<Vec<Divergence>> = futures::stream::iter(scenarios.iter().enumerate())
-        .map(|(index, scenario)| {
+    let played: Vec<Vec<Divergence>> = futures::stream::iter(&scenarios)
+        .map(|scenario| {
             let (embedded, real) = (&embedded, &real);
             async move {
-                let namespace = format!("conformance-{}", index + 1);
+                let namespace = scenario.namespace();
                 let (e, r) = tokio::join!(
                     embedded.play(scenario, &namespace),
                     real.play(scenario, &namespace)

@@ -6,13 +6,9 @@ use serde_json::{Value, json};
 
 use crate::store::{DeletePropagation, State, Store, meta};
 
+/// The fields the namespace registry sets after the write's managedFields are recorded (its name
+/// label is a default: see `apimachinery::defaults`).
 pub(super) fn admit(object: &mut Value) {
-    let name = meta::name(object).to_owned();
-    let metadata = meta::metadata_mut(object);
-    let labels = metadata.entry("labels").or_insert_with(|| json!({}));
-    if let Some(labels) = labels.as_object_mut() {
-        labels.insert("kubernetes.io/metadata.name".into(), json!(name));
-    }
     object["spec"] = json!({"finalizers": ["kubernetes"]});
     if object.pointer("/status/phase").is_none() {
         object["status"] = json!({"phase": "Active"});

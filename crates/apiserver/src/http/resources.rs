@@ -434,10 +434,10 @@ pub fn selectors(rt: &ResourceType, call: &Call) -> Result<(LabelSelector, Field
 }
 
 /// What a DELETE of one object answers: the object while it is still there (finalizers, foreground
-/// deletion), the custom resource as it was, and for a built-in object that is gone a `Success` Status,
-/// as the real server's registries do.
+/// deletion), and for an object that is gone a `Success` Status, as the real server's registries do
+/// for built-in kinds and custom resources alike.
 fn deleted(rt: &ResourceType, name: &str, object: Value) -> Value {
-    if !rt.is_builtin() || meta::is_deleting(&object) {
+    if meta::is_deleting(&object) {
         return object;
     }
     let mut details = crate::error::status_details(name, &rt.group, &rt.plural);

@@ -31,9 +31,15 @@ pub fn present_owned(rt: &ResourceType, mut object: Value) -> Value {
 }
 
 /// The object as it is stored, from what a client of `rt` sent.
-pub fn to_storage(rt: &ResourceType, object: Value) -> Value {
+pub fn to_storage(rt: &ResourceType, mut object: Value) -> Value {
     if rt.group == "events.k8s.io" && rt.plural == "events" {
         return events_v1_to_core_event(&object);
+    }
+    // A client may leave out apiVersion and kind (the Python client's models do): the request's path
+    // says them, and the managedFields entry of the write names that version.
+    if let Some(map) = object.as_object_mut() {
+        map.insert("apiVersion".into(), json!(rt.api_version()));
+        map.insert("kind".into(), json!(rt.kind));
     }
     object
 }

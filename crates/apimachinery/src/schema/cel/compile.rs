@@ -313,7 +313,8 @@ fn position(program: &Program, id: u64, source: &str) -> (usize, usize) {
         .source_info()
         .offset_for(id)
         .map_or(0, |(start, _)| start as usize);
-    let before = &source[..start.min(source.len())];
+    // The offset is a byte offset into the source; one that falls inside a character counts as its end.
+    let before = source.get(..start).unwrap_or(source);
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::StructuralSchema;
+use super::cel::compile::UNCORRELATABLE;
 use super::messages::{self, child, index};
 use crate::FieldCause;
 use crate::validation::names;
@@ -137,6 +138,14 @@ fn validate_versions(versions: Option<&Value>, causes: &mut Vec<FieldCause>) {
             "must have exactly one version marked as storage version",
         ));
     }
+    // kube-apiserver keeps a schema shared by every version once, as `spec.validation`, and names
+    // its causes there; only schemas that differ are reported per version.
+    let shared_schema = list[0]
+        .get("schema")
+        .filter(|first| !first.is_null() && list.iter().all(|v| v.get("schema") == Some(*first)));
+    if shared_schema.is_some() {
+        validate_schema_at(&list[0], "spec.validation.openAPIV3Schema", causes);
+    }
     let mut seen: Vec<&str> = Vec::new();
     for (i, version) in list.iter().enumerate() {
         let path = index("spec.versions", i);
@@ -150,19 +159,30 @@ fn validate_versions(versions: Option<&Value>, causes: &mut Vec<FieldCause>) {
             push_name_errors(causes, &name_path, name, &names::dns1035_label(name));
         }
         seen.push(name);
-        validate_version_schema(version, &path, causes);
+        if shared_schema.is_none() {
+            validate_version_schema(version, &path, causes);
+        }
         validate_printer_columns(version, &path, causes);
     }
 }
 
 fn validate_version_schema(version: &Value, path: &str, causes: &mut Vec<FieldCause>) {
     let schema_path = child(&child(path, "schema"), "openAPIV3Schema");
+    validate_schema_at(version, &schema_path, causes);
+}
+
+/// Validates one version's schema, its causes under `schema_path`.
+fn validate_schema_at(version: &Value, schema_path: &str, causes: &mut Vec<FieldCause>) {
     match version.pointer("/schema/openAPIV3Schema") {
-        None | Some(Value::Null) => causes.push(messages::required(&schema_path, "schemas are required")),
+        None | Some(Value::Null) => causes.push(messages::required(schema_path, "schemas are required")),
         Some(schema) => {
             if let Err(schema_causes) = StructuralSchema::compile(schema) {
                 causes.extend(schema_causes.into_iter().map(|mut cause| {
-                    cause.field = child(&schema_path, &cause.field);
+                    cause.field = child(schema_path, &cause.field);
+                    if let Some(within) = cause.message.find(UNCORRELATABLE) {
+                        let at = within + UNCORRELATABLE.len();
+                        cause.message.insert_str(at, &format!("{schema_path}."));
+                    }
                     cause
                 }));
             }
@@ -303,14 +323,14 @@ mod tests {
     }
 
     #[test]
-    fn v1_schema_causes_are_prefixed_with_the_version_path() {
+    fn v1_a_schema_shared_by_every_version_is_reported_as_spec_validation() {
         let mut bad = crd();
         bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] =
             json!({"properties": {}});
         assert_eq!(
             rendered(&bad),
             [
-                "spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"
+                "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"
             ]
         );
     }

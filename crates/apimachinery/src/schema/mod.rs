@@ -6,7 +6,9 @@
 //! - [`validate`]: value validation (V2), worded by [`messages`], with `format`s from [`formats`].
 //! - [`defaults`] and [`prune`]: V3.
 //! - [`crd`]: validation of the `CustomResourceDefinition` object itself (V1).
+//! - [`cel`]: the CEL validation rules (`x-kubernetes-validations`, V4).
 
+mod cel;
 mod crd;
 mod defaults;
 mod formats;
@@ -40,8 +42,7 @@ impl StructuralSchema {
         })
     }
 
-    /// How many CEL `x-kubernetes-validations` rules the schema carries. They are not evaluated
-    /// (V4 allows skipping them); the server should log that it ignores them.
+    /// How many CEL `x-kubernetes-validations` rules the schema carries (all evaluated, V4).
     pub fn cel_rule_count(&self) -> usize {
         self.cel_rules
     }
@@ -59,9 +60,20 @@ impl StructuralSchema {
         prune::prune_value(&self.root, object, "", true)
     }
 
-    /// Validates the object (V2). Empty when valid.
+    /// Validates a new object (V2, and its CEL rules, V4). Empty when valid.
     pub fn validate(&self, object: &Value) -> Vec<FieldCause> {
-        validate::validate_value(&self.root, object, "")
+        self.validate_update(object, None)
+    }
+
+    /// Validates the object against the schema (V2), then its CEL rules (V4), transition rules
+    /// comparing with `old`, the stored object, on update. As in kube-apiserver, the rules are not
+    /// run when a value has the wrong type, since they could not read it.
+    pub fn validate_update(&self, object: &Value, old: Option<&Value>) -> Vec<FieldCause> {
+        let mut causes = validate::validate_value(&self.root, object, "");
+        if !causes.iter().any(|c| c.reason == messages::TYPE_INVALID) {
+            cel::evaluate::validate_rules(&self.root, object, old, &mut causes);
+        }
+        causes
     }
 }
 

@@ -1,6 +1,7 @@
 //! The compiled form of one `openAPIV3Schema` node: what validation, defaulting and pruning read.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use regex::Regex;
 use serde_json::Value;
@@ -102,4 +103,6 @@ pub(crate) struct Node {
     pub any_of: Vec<Node>,
     pub one_of: Vec<Node>,
     pub not: Option<Box<Node>>,
+    /// `x-kubernetes-validations`, compiled.
+    pub rules: Vec<Arc<super::cel::rule::Rule>>,
 }

@@ -524,12 +524,15 @@ fn v2_embedded_resources_need_api_version_and_kind() {
 }
 
 #[test]
-fn v4_cel_rules_are_counted_not_enforced() {
+fn v4_cel_rules_are_counted_and_enforced() {
     let schema = compile(json!({"type": "object", "properties": {"spec": {
         "type": "object",
         "x-kubernetes-validations": [{"rule": "self.a > 0"}],
         "properties": {"a": {"type": "integer"}}
     }}}));
     assert_eq!(schema.cel_rule_count(), 1);
-    assert!(errors(&schema, json!({"spec": {"a": -1}})).is_empty());
+    assert_eq!(
+        errors(&schema, json!({"spec": {"a": -1}})),
+        [r#"spec: Invalid value: "object": failed rule: self.a > 0"#]
+    );
 }

@@ -49,7 +49,8 @@ impl Store {
             let unknown = schema.prune(&mut object);
             warnings = field_problems(rt, options, &unknown, &object)?;
             schema.apply_defaults(&mut object);
-            let causes = schema.validate(&object);
+            // The stored object feeds the CRD's transition rules (`oldSelf`, V4).
+            let causes = schema.validate_update(&object, old);
             if !causes.is_empty() {
                 return Err(invalid(rt, name, causes));
             }

@@ -75,6 +75,7 @@ pub(crate) fn compile_root(schema: &Value) -> Result<Node, Vec<FieldCause>> {
     if causes.is_empty() {
         check_defaults(&node, "", &mut causes);
     }
+    super::cel::compile::check_correlation(&node, "", None, &mut causes);
     if causes.is_empty() { Ok(node) } else { Err(causes) }
 }
 
@@ -116,6 +117,7 @@ fn compile_node(schema: &Value, path: &str, level: Level, causes: &mut Vec<Field
     compile_children(map, &mut node, path, level, causes);
     compile_list_type(map, &mut node, path, causes);
     compile_junctors(map, &mut node, path, causes);
+    node.rules = super::cel::compile::compile_rules(map, &node, path, causes);
     node.default = map.get("default").cloned();
     node
 }

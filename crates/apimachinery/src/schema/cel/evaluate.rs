@@ -1,0 +1,162 @@
+//! Evaluating the rules of a schema against an object, and on update against the old object too.
+
+use std::sync::Arc;
+
+use cel::{Context, ExecutionError, Value as Cel};
+use serde_json::Value;
+
+use super::super::messages::{self, child, index};
+use super::super::node::{ListType, Node};
+use super::library::ENV;
+use super::rule::{Reason, Rule};
+use super::values::{field_node, root_to_cel, to_cel};
+use crate::FieldCause;
+
+/// The causes of every failed rule in `object` (the root at `path` ""), `old` being the stored
+/// object on update.
+pub(crate) fn validate_rules(root: &Node, object: &Value, old: Option<&Value>, out: &mut Vec<FieldCause>) {
+    walk(root, object, old, "", true, out);
+}
+
+fn walk(
+    node: &Node,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    is_root: bool,
+    out: &mut Vec<FieldCause>,
+) {
+    if value.is_null() {
+        return;
+    }
+    if !node.rules.is_empty() {
+        let convert = |v: &Value| {
+            if is_root {
+                root_to_cel(node, v)
+            } else {
+                to_cel(Some(node), v)
+            }
+        };
+        let this = convert(value);
+        let previous = old.filter(|o| !o.is_null()).map(convert);
+        for rule in &node.rules {
+            if let Some(cause) = check_rule(rule, node, &this, previous.as_ref(), path) {
+                out.push(cause);
+            }
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            for (name, field) in map {
+                if let Some(field_schema) = field_node(Some(node), name) {
+                    let old_field = old.and_then(|o| o.get(name));
+                    walk(field_schema, field, old_field, &child(path, name), false, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = node.items.as_deref() {
+                for (i, item) in items.iter().enumerate() {
+                    let old_item = correlated_item(node, item, old);
+                    walk(item_schema, item, old_item, &index(path, i), false, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The old item a new list item is compared with: only a `map` list's items correlate, by their keys.
+fn correlated_item<'o>(node: &Node, item: &Value, old: Option<&'o Value>) -> Option<&'o Value> {
+    if node.list_type != Some(ListType::Map) {
+        return None;
+    }
+    let keys = &node.list_map_keys;
+    old?.as_array()?
+        .iter()
+        .find(|candidate| keys.iter().all(|k| candidate.get(k) == item.get(k)))
+}
+
+fn check_rule(rule: &Rule, node: &Node, this: &Cel, old: Option<&Cel>, path: &str) -> Option<FieldCause> {
+    if rule.transition && old.is_none() && !rule.optional_old_self {
+        return None;
+    }
+    let mut context = Context::with_env(Arc::clone(&ENV));
+    context.add_variable_from_value("self", this.clone());
+    if rule.transition {
+        let old_self = match old {
+            Some(old) if rule.optional_old_self => optional_of(old.clone()),
+            Some(old) => old.clone(),
+            None => optional_none(),
+        };
+        context.add_variable_from_value("oldSelf", old_self);
+    }
+    let type_name = Value::String(node.ty.map(|t| t.name()).unwrap_or_default().to_owned());
+    let field = format!("{path}{}", rule.field_suffix);
+    match rule.program.execute(&context) {
+        Ok(Cel::Bool(true)) => None,
+        Ok(Cel::Bool(false)) => {
+            let message = custom_message(rule, &context).unwrap_or_else(|| rule.message_or_default());
+            Some(match rule.reason {
+                Reason::Invalid => messages::invalid(field, &type_name, &message),
+                Reason::Forbidden => messages::forbidden(field, &message),
+                Reason::Required => messages::required(field, &message),
+                Reason::Duplicate => messages::duplicate(field, &type_name),
+            })
+        }
+        Ok(_) => Some(messages::invalid(
+            field,
+            &type_name,
+            &format!(
+                "rule did not evaluate to a bool evaluating rule: {}",
+                rule.error_string()
+            ),
+        )),
+        Err(error) => Some(messages::invalid(
+            field,
+            &type_name,
+            &format!("{} evaluating rule: {}", go_error(&error), rule.error_string()),
+        )),
+    }
+}
+
+/// `messageExpression`'s string, when it evaluates to a non-blank single line; otherwise the
+/// static message applies, as in kube-apiserver.
+fn custom_message(rule: &Rule, context: &Context) -> Option<String> {
+    let program = rule.message_expression.as_ref()?;
+    match program.execute(context) {
+        Ok(Cel::String(text)) if !text.trim().is_empty() && !text.contains('\n') => {
+            Some(text.trim().to_owned())
+        }
+        _ => None,
+    }
+}
+
+fn optional_of(value: Cel) -> Cel {
+    Cel::Opaque(Arc::new(cel::objects::OptionalValue::of(value)))
+}
+
+fn optional_none() -> Cel {
+    Cel::Opaque(Arc::new(cel::objects::OptionalValue::none()))
+}
+
+/// An evaluation error in cel-go's words, where they are known.
+fn go_error(error: &ExecutionError) -> String {
+    match error {
+        ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        ExecutionError::NoSuchOverload(_) => "no such overload".to_owned(),
+        ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
+        ExecutionError::Overflow(..) => "integer overflow".to_owned(),
+        ExecutionError::IndexOutOfBounds(i) => format!("index out of range: {}", go_cel(i)),
+        other => other.to_string(),
+    }
+}
+
+fn go_cel(value: &Cel) -> String {
+    match value {
+        Cel::Int(i) => i.to_string(),
+        Cel::UInt(u) => u.to_string(),
+        other => format!("{other:?}"),
+    }
+}

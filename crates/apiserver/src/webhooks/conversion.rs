@@ -24,8 +24,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// The conversion webhook of one custom resource type.
 #[derive(Debug, Clone)]
 pub struct Converter {
-    /// `group/version, Kind=Kind` of the type asked for, as the real server's messages name it.
-    described_as: String,
+    kind: String,
     /// The CRD's `spec.conversion.webhook.clientConfig`.
     client_config: Value,
     /// The version objects are stored at.
@@ -53,7 +52,7 @@ impl Converter {
             .and_then(Value::as_str)?
             .to_owned();
         Some(Converter {
-            described_as: format!("{}, Kind={}", rt.api_version(), rt.kind),
+            kind: rt.kind.clone(),
             client_config: crd
                 .pointer("/spec/conversion/webhook/clientConfig")
                 .cloned()
@@ -71,7 +70,21 @@ impl Converter {
             return Ok(objects);
         }
         let sent: Vec<Value> = pending.iter().map(|&i| objects[i].clone()).collect();
-        let converted = self.call(store, sent, api_version).await?;
+        // The real server's messages name the version converted from.
+        let from = sent[0]
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let failed = |what: String| {
+            Error::Unreachable(format!(
+                "conversion webhook for {from}, Kind={} failed: {what}",
+                self.kind
+            ))
+        };
+        let converted = self
+            .call(store, sent.clone(), api_version)
+            .await
+            .map_err(failed)?;
         let mut objects = objects;
         for (index, object) in pending.into_iter().zip(converted) {
             objects[index] = object;
@@ -84,10 +97,16 @@ impl Converter {
         let mut converted = self.convert(store, vec![object], api_version).await?;
         converted
             .pop()
-            .ok_or_else(|| self.failed("the webhook returned no object".into()))
+            .ok_or_else(|| Error::Unreachable("the conversion webhook returned no object".into()))
     }
 
-    async fn call(&self, store: &Store, objects: Vec<Value>, api_version: &str) -> Result<Vec<Value>> {
+    /// One review; `Err` says what went wrong, for the caller to put in context.
+    async fn call(
+        &self,
+        store: &Store,
+        objects: Vec<Value>,
+        api_version: &str,
+    ) -> Result<Vec<Value>, String> {
         let uid = uuid::Uuid::new_v4().to_string();
         let review = ConversionReview {
             types: TypeMeta {
@@ -102,30 +121,28 @@ impl Converter {
             }),
             response: None,
         };
-        let review = serde_json::to_value(&review).map_err(|e| self.failed(e.to_string()))?;
-        let endpoint = endpoint::resolve(store, &self.client_config).map_err(|e| self.failed(e.0))?;
-        let answer = client::post(&endpoint, &review, TIMEOUT)
-            .await
-            .map_err(|e| self.failed(e.0))?;
+        let review = serde_json::to_value(&review).map_err(|e| e.to_string())?;
+        let endpoint = endpoint::resolve(store, &self.client_config).map_err(|e| e.0)?;
+        let answer = client::post(&endpoint, &review, TIMEOUT).await.map_err(|e| e.0)?;
         if answer.status != 200 {
-            return Err(self.failed(format!(
+            return Err(format!(
                 "the server responded with the status code {} but did not return more information",
                 answer.status
-            )));
+            ));
         }
         let response = answer.body.get("response").cloned().unwrap_or(Value::Null);
         if response.get("uid").and_then(Value::as_str) != Some(uid.as_str()) {
-            return Err(self.failed(format!(
+            return Err(format!(
                 "expected response uid \"{uid}\", got \"{}\"",
                 response.get("uid").and_then(Value::as_str).unwrap_or_default()
-            )));
+            ));
         }
         if response.pointer("/result/status").and_then(Value::as_str) != Some("Success") {
             let message = response
                 .pointer("/result/message")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            return Err(self.failed(message.to_owned()));
+            return Err(message.to_owned());
         }
         let converted = response
             .get("convertedObjects")
@@ -133,11 +150,11 @@ impl Converter {
             .cloned()
             .unwrap_or_default();
         if converted.len() != objects.len() {
-            return Err(self.failed(format!(
+            return Err(format!(
                 "returned {} objects, expected {}",
                 converted.len(),
                 objects.len()
-            )));
+            ));
         }
         objects
             .iter()
@@ -156,22 +173,22 @@ impl Converter {
         original: &Value,
         mut converted: Value,
         api_version: &str,
-    ) -> Result<Value> {
+    ) -> Result<Value, String> {
         let got = converted
             .get("apiVersion")
             .and_then(Value::as_str)
             .unwrap_or_default();
         if got != api_version {
-            return Err(self.failed(format!(
+            return Err(format!(
                 "invalid converted object at index {index}: invalid apiVersion \"{got}\", expected \"{api_version}\""
-            )));
+            ));
         }
         if converted.get("kind") != original.get("kind") {
-            return Err(self.failed(format!(
+            return Err(format!(
                 "invalid converted object at index {index}: invalid kind {}, expected {}",
                 converted.get("kind").unwrap_or(&Value::Null),
                 original.get("kind").unwrap_or(&Value::Null)
-            )));
+            ));
         }
         let mut metadata = original.get("metadata").cloned().unwrap_or_else(|| json!({}));
         for field in ["labels", "annotations"] {
@@ -186,13 +203,6 @@ impl Converter {
         }
         *meta::metadata_mut(&mut converted) = metadata.as_object().cloned().unwrap_or_default();
         Ok(converted)
-    }
-
-    fn failed(&self, what: String) -> Error {
-        Error::Internal(format!(
-            "conversion webhook for {} failed: {what}",
-            self.described_as
-        ))
     }
 }
 

@@ -349,6 +349,24 @@ pub fn builtins() -> Vec<ResourceType> {
                 "customresourcedefinitions",
             )
         },
+        BuiltIn {
+            namespaced: false,
+            ..builtin(
+                "admissionregistration.k8s.io",
+                "v1",
+                "MutatingWebhookConfiguration",
+                "mutatingwebhookconfigurations",
+            )
+        },
+        BuiltIn {
+            namespaced: false,
+            ..builtin(
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingWebhookConfiguration",
+                "validatingwebhookconfigurations",
+            )
+        },
         builtin("rbac.authorization.k8s.io", "v1", "Role", "roles"),
         builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
         BuiltIn {

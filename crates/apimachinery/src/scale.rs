@@ -59,7 +59,7 @@ fn at_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// A LabelSelector (`matchLabels`, `matchExpressions`) as its string form, requirements sorted by key
 /// as Kubernetes prints them: `app=web,tier in (a,b)`.
-fn selector_string(selector: &Value) -> String {
+pub fn selector_string(selector: &Value) -> String {
     let mut requirements: Vec<(String, String)> = Vec::new();
     if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
         for (key, value) in labels {

@@ -155,6 +155,12 @@ impl LabelSelector {
         self.requirements.is_empty()
     }
 
+    /// A selector written as an object (`matchLabels`, `matchExpressions`), as webhooks and
+    /// workloads carry it; an empty or missing one selects everything.
+    pub fn from_object(selector: &Value) -> Result<Self> {
+        Self::parse(&crate::scale::selector_string(selector))
+    }
+
     /// Whether the object's `metadata.labels` satisfy every requirement.
     pub fn matches(&self, object: &Value) -> bool {
         let label = |key: &str| {

@@ -72,6 +72,16 @@ pub enum Error {
     /// 500 without a reason, as kube-apiserver answers when it cannot reach a node's kubelet.
     #[error("{0}")]
     Unreachable(String),
+    /// 500 InternalError: a webhook that could not be called or answered wrongly.
+    #[error("Internal error occurred: {0}")]
+    Internal(String),
+    /// The Status an admission webhook refused a request with, as it gave it.
+    #[error("{message}")]
+    Refused {
+        code: u16,
+        reason: String,
+        message: String,
+    },
     #[error("io error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -102,7 +112,8 @@ impl Error {
             Error::MethodNotAllowed(_) => 405,
             Error::TooLarge(_) => 413,
             Error::Unauthorized => 401,
-            Error::Io(_) | Error::Unreachable(_) => 500,
+            Error::Io(_) | Error::Unreachable(_) | Error::Internal(_) => 500,
+            Error::Refused { code, .. } => *code,
         }
     }
 
@@ -119,7 +130,8 @@ impl Error {
             Error::MethodNotAllowed(_) => "MethodNotAllowed",
             Error::TooLarge(_) => "RequestEntityTooLarge",
             Error::Unauthorized => "Unauthorized",
-            Error::Io(_) => "InternalError",
+            Error::Io(_) | Error::Internal(_) => "InternalError",
+            Error::Refused { .. } => "",
             Error::Unreachable(_) => "",
         }
     }
@@ -150,7 +162,12 @@ impl Error {
             }
             Error::ApplyConflict { causes: c, .. } => Some(json!({"causes": causes(c)})),
             Error::UnknownResource | Error::MethodNotAllowed(_) => Some(json!({})),
+            Error::Internal(message) => Some(json!({"causes": [{"message": message}]})),
             _ => None,
+        };
+        let reason = match self {
+            Error::Refused { reason, .. } => reason.as_str(),
+            _ => self.reason(),
         };
         let mut status = json!({
             "kind": "Status",
@@ -158,13 +175,13 @@ impl Error {
             "metadata": {},
             "status": "Failure",
             "message": self.to_string(),
-            "reason": self.reason(),
+            "reason": reason,
             "code": self.code(),
         });
         if let Some(details) = details {
             status["details"] = details;
         }
-        if self.reason().is_empty()
+        if reason.is_empty()
             && let Some(status) = status.as_object_mut()
         {
             status.remove("reason");

@@ -14,10 +14,12 @@
 // every construction site and save nothing measurable.
 #![allow(clippy::result_large_err)]
 
+pub mod admission;
 pub mod emulated;
 pub mod error;
 pub mod http;
 pub mod store;
+pub mod webhooks;
 
 use std::{
     net::SocketAddr,

@@ -5,7 +5,8 @@ use std::sync::OnceLock;
 
 use k8s_openapi::{
     api::{
-        apps::v1 as apps, authentication::v1 as authentication, authorization::v1 as authorization,
+        admissionregistration::v1 as admissionregistration, apps::v1 as apps,
+        authentication::v1 as authentication, authorization::v1 as authorization,
         autoscaling::v1 as autoscaling, batch::v1 as batch, certificates::v1 as certificates,
         coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery, events::v1 as events,
         rbac::v1 as rbac,
@@ -90,6 +91,21 @@ fn generate() -> Definitions {
         "apiextensions.k8s.io",
         "v1",
         "CustomResourceDefinition",
+    );
+    let admission = "admissionregistration.k8s.io";
+    add::<admissionregistration::MutatingWebhookConfiguration>(
+        g,
+        k,
+        admission,
+        "v1",
+        "MutatingWebhookConfiguration",
+    );
+    add::<admissionregistration::ValidatingWebhookConfiguration>(
+        g,
+        k,
+        admission,
+        "v1",
+        "ValidatingWebhookConfiguration",
     );
     add::<rbac::Role>(g, k, "rbac.authorization.k8s.io", "v1", "Role");
     add::<rbac::RoleBinding>(g, k, "rbac.authorization.k8s.io", "v1", "RoleBinding");

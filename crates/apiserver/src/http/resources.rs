@@ -20,8 +20,10 @@ use super::{
     reviews, scale, watch,
 };
 use crate::{
+    admission::{self, Change},
     error::{Error, Result},
     store::{DeleteOptions, DeletePropagation, FieldValidation, WriteOptions, meta},
+    webhooks::Converter,
 };
 
 pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
@@ -147,11 +149,23 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         (Some(_), _) => return Err(Error::UnknownResource),
     };
     let watching = matches!(call.query.get("watch").map(String::as_str), Some("true" | "1"));
+    let writes = admission::Target {
+        store: &shared.store,
+        rt: &rt,
+        namespace: &namespace,
+        subresource: target.subresource.as_deref(),
+        status_only,
+    };
     match (&call.method, target.name.as_deref()) {
         (&Method::GET, None) if watching => watch::serve(shared, rt, target.namespace.as_deref(), &call),
-        (&Method::GET, None) => list(shared, &rt, target.namespace.as_deref(), &call),
+        (&Method::GET, None) => list(shared, &rt, target.namespace.as_deref(), &call).await,
         (&Method::GET, Some(name)) => {
-            let object = shared.store.get(&rt, &namespace, name)?;
+            let stored = shared.store.get_stored(&rt, &namespace, name)?;
+            let converter = Converter::of(&shared.store, &rt);
+            let object = admission::read(&shared.store, &rt, converter.as_ref(), vec![stored])
+                .await?
+                .pop()
+                .unwrap_or(Value::Null);
             Ok(represent_one(&rt, object, &call))
         }
         (&Method::POST, None) => {
@@ -161,9 +175,9 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                 ));
             }
             let (body, duplicates) = parse_body(&call)?;
-            let written = shared
-                .store
-                .create(&rt, &namespace, body, &write_options(&call, duplicates)?)?;
+            let written = writes
+                .write(Change::Create(body), &write_options(&call, duplicates)?)
+                .await?;
             Ok(respond::with_warnings(
                 respond::json(201, &written.object),
                 &written.warnings,
@@ -172,9 +186,9 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         (&Method::PUT, Some(name)) => {
             let (body, duplicates) = parse_body(&call)?;
             let options = write_options(&call, duplicates)?;
-            let written = shared
-                .store
-                .update(&rt, &namespace, name, body, &options, status_only)?;
+            let written = writes
+                .write(Change::Update { name, object: body }, &options)
+                .await?;
             Ok(respond::with_warnings(
                 respond::json(200, &written.object),
                 &written.warnings,
@@ -192,10 +206,12 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                     "Required value: is required for apply patch".into(),
                 ));
             }
-            let written =
-                shared
-                    .store
-                    .patch(&rt, &namespace, name, patch_type, &body, &options, status_only)?;
+            let patch = Change::Patch {
+                name,
+                patch_type,
+                patch: &body,
+            };
+            let written = writes.write(patch, &options).await?;
             let code = if written.created { 201 } else { 200 };
             Ok(respond::with_warnings(
                 respond::json(code, &written.object),
@@ -203,9 +219,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
             ))
         }
         (&Method::DELETE, Some(name)) => {
-            let object = shared
-                .store
-                .delete(&rt, &namespace, name, &delete_options(&call)?)?;
+            let object = writes.delete(name, &delete_options(&call)?).await?;
             Ok(respond::json(200, &deleted(&rt, name, object)))
         }
         (&Method::DELETE, None) => {
@@ -361,6 +375,7 @@ pub(super) fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Resul
         field_validation,
         duplicate_fields,
         force: call.query.get("force").map(String::as_str) == Some("true"),
+        current: None,
     })
 }
 
@@ -484,7 +499,12 @@ fn list_items(rt: &ResourceType, mut items: Vec<Value>) -> Vec<Value> {
 
 /// Lists (W1-W4). A `limit` cuts the list into pages taken from one snapshot, so every page shows the
 /// same state and carries the same resourceVersion, as etcd-backed pagination does.
-fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: &Call) -> Result<Response> {
+async fn list(
+    shared: &Shared,
+    rt: &Arc<ResourceType>,
+    namespace: Option<&str>,
+    call: &Call,
+) -> Result<Response> {
     let (labels, fields) = selectors(rt, call)?;
     let has = |key: &str| call.query.get(key).is_some_and(|v| !v.is_empty());
     if has("resourceVersionMatch") && !has("resourceVersion") {
@@ -516,7 +536,9 @@ fn list(shared: &Shared, rt: &Arc<ResourceType>, namespace: Option<&str>, call: 
             (snapshot.items.clone(), snapshot.resource_version.clone(), offset)
         }
         None => {
-            let (objects, rv) = shared.store.list(rt, namespace);
+            let (stored, rv) = shared.store.list_stored(rt, namespace);
+            let converter = Converter::of(&shared.store, rt);
+            let objects = admission::read(&shared.store, rt, converter.as_ref(), stored).await?;
             let items: Vec<Value> = objects
                 .into_iter()
                 .filter(|o| labels.matches(o) && fields.matches(o))

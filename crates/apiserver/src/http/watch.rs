@@ -20,7 +20,8 @@ use super::{
 };
 use crate::{
     error::{Error, Result},
-    store::{EventType, StoredEvent, lifecycle, storage_key},
+    store::{EventType, Store, StoredEvent, lifecycle, storage_key},
+    webhooks::Converter,
 };
 
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
@@ -90,6 +91,8 @@ pub fn serve(
     tokio::spawn(async move {
         let mut stream = Stream {
             sender,
+            converter: Converter::of(&store, &rt),
+            store: store.clone(),
             rt,
             table,
             headers_sent: false,
@@ -178,6 +181,9 @@ pub fn serve(
 
 struct Stream {
     sender: mpsc::Sender<Bytes>,
+    /// The CRD's conversion webhook, when it has one: every event's object goes through it (X3).
+    converter: Option<Converter>,
+    store: Arc<Store>,
     rt: Arc<ResourceType>,
     table: bool,
     headers_sent: bool,
@@ -202,6 +208,34 @@ impl Stream {
         if event.resource != filter.resource {
             return true;
         }
+        if let Some(converter) = self.converter.clone() {
+            let api_version = self.rt.api_version();
+            let mut objects = vec![event.object.clone()];
+            objects.extend(event.previous.clone());
+            let mut converted = match converter.convert(&self.store, objects, &api_version).await {
+                Ok(converted) => converted.into_iter(),
+                Err(error) => {
+                    // The watch ends with the error, as kube-apiserver's does.
+                    let _ = self.send_raw("ERROR", error.to_status()).await;
+                    return false;
+                }
+            };
+            let converted_event = StoredEvent {
+                event_type: event.event_type,
+                resource: event.resource.clone(),
+                namespace: event.namespace.clone(),
+                object: converted.next().unwrap_or(Value::Null),
+                previous: converted.next(),
+                resource_version: event.resource_version,
+                encoded: Default::default(),
+            };
+            return self.send_presented(filter, &converted_event).await;
+        }
+        self.send_presented(filter, event).await
+    }
+
+    /// [`Stream::send_event`] for an event whose objects are at the watched version.
+    async fn send_presented(&mut self, filter: &Filter, event: &StoredEvent) -> bool {
         if filter
             .namespace
             .as_deref()

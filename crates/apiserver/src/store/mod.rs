@@ -223,6 +223,13 @@ impl Store {
     }
 
     pub fn get(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<Value, Error> {
+        self.get_stored(rt, namespace, name)
+            .map(|object| lifecycle::present_owned(rt, object))
+    }
+
+    /// The object as stored, before it is presented as `rt` (still at the version it was written in,
+    /// for a conversion webhook to convert).
+    pub fn get_stored(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<Value, Error> {
         let stored = self
             .lock()
             .objects
@@ -230,13 +237,23 @@ impl Store {
             .and_then(|objects| objects.get(&(namespace.to_owned(), name.to_owned())))
             .cloned();
         stored
-            .map(|object| lifecycle::present_owned(rt, object.decode()))
+            .map(|object| object.decode())
             .ok_or_else(|| Error::NotFound(subject(rt, name)))
     }
 
     /// Every object of `rt` (in `namespace`, or all when `None`), sorted by namespace and name, and the
     /// resourceVersion the list is consistent with.
     pub fn list(&self, rt: &ResourceType, namespace: Option<&str>) -> (Vec<Value>, u64) {
+        let (objects, resource_version) = self.list_stored(rt, namespace);
+        let objects = objects
+            .into_iter()
+            .map(|object| lifecycle::present_owned(rt, object))
+            .collect();
+        (objects, resource_version)
+    }
+
+    /// [`Store::list`] with the objects as stored, not yet presented as `rt`.
+    pub fn list_stored(&self, rt: &ResourceType, namespace: Option<&str>) -> (Vec<Value>, u64) {
         // Pointers are copied under the lock; decoding happens after it is released.
         let (stored, resource_version) = {
             let state = self.lock();
@@ -253,11 +270,10 @@ impl Store {
                 .unwrap_or_default();
             (stored, state.resource_version)
         };
-        let objects = stored
-            .iter()
-            .map(|object| lifecycle::present_owned(rt, object.decode()))
-            .collect();
-        (objects, resource_version)
+        (
+            stored.iter().map(object::StoredObject::decode).collect(),
+            resource_version,
+        )
     }
 
     /// Starts a watch after `since` (`None`: from the current state, replayed as ADDED events).

@@ -20,6 +20,9 @@ pub struct WriteOptions {
     pub duplicate_fields: Vec<String>,
     /// Server-side apply: take ownership of conflicting fields.
     pub force: bool,
+    /// The current object as the client's version shows it, when that is not what is stored (a
+    /// conversion webhook made it): an update compares with it and a patch applies to it.
+    pub current: Option<Value>,
 }
 
 /// `propagationPolicy` of a delete (C9, L5).

@@ -63,7 +63,9 @@ impl Store {
         options: &WriteOptions,
         status_only: bool,
     ) -> Result<Written> {
-        let old = self.stored(state, rt, namespace, name);
+        let old = self
+            .stored(state, rt, namespace, name)
+            .map(|stored| options.current.clone().unwrap_or(stored));
         let Some(old) = old else {
             if patch_type != PatchType::Apply {
                 return Err(Error::NotFound(subject(rt, name)));

@@ -8,7 +8,7 @@
 
 use k8s_openapi::{
     Resource,
-    api::{apps, batch, certificates, coordination, core, discovery, rbac},
+    api::{admissionregistration, apps, batch, certificates, coordination, core, discovery, rbac},
     apiextensions_apiserver::pkg::apis::apiextensions,
     kube_aggregator::pkg::apis::apiregistration,
 };
@@ -55,6 +55,8 @@ pub fn check(rt: &ResourceType, object: &mut Value) -> Result<Vec<String>, Probl
         "apps", "DaemonSet" => apps::v1::DaemonSet;
         "batch", "Job" => batch::v1::Job;
         "coordination.k8s.io", "Lease" => coordination::v1::Lease;
+        "admissionregistration.k8s.io", "MutatingWebhookConfiguration" => admissionregistration::v1::MutatingWebhookConfiguration;
+        "admissionregistration.k8s.io", "ValidatingWebhookConfiguration" => admissionregistration::v1::ValidatingWebhookConfiguration;
         "rbac.authorization.k8s.io", "Role" => rbac::v1::Role;
         "rbac.authorization.k8s.io", "RoleBinding" => rbac::v1::RoleBinding;
         "rbac.authorization.k8s.io", "ClusterRole" => rbac::v1::ClusterRole;

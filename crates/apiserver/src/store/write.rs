@@ -56,9 +56,10 @@ impl Store {
         options: &WriteOptions,
         status_only: bool,
     ) -> Result<Written> {
-        let old = self
+        let stored = self
             .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
+        let old = options.current.clone().unwrap_or(stored);
         check_body_identity(rt, namespace, name, &object)?;
         if meta::resource_version(&object).is_none() && !rt.is_builtin() {
             return Err(invalid(

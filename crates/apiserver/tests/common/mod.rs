@@ -5,6 +5,7 @@
 
 pub mod kubectl;
 pub mod owner_graph;
+pub mod webhook_server;
 
 use std::time::Duration;
 

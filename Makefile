@@ -35,8 +35,9 @@ lint: ## Check formatting and clippy (the release binary, without dev mode, too)
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p operator --bin operator -- -D warnings
 
-manifests: ## Write the generated CRDs into config/crd.
+manifests: ## Write the generated CRDs into config/crd and the webhook manifests into config/webhook.
 	$(OPERATOR) crds --out-dir config/crd
+	$(OPERATOR) webhooks --out-dir config/webhook
 
 install: ## Apply the CRDs to the cluster in KUBECONFIG.
 	$(OPERATOR) install

@@ -4,6 +4,8 @@
 //! - [`runtime`]: what every controller runs on: the reconcile loop, back-off, metrics, readiness,
 //!   Events, status writes.
 //! - [`db`]: the PostgreSQL pool and the row store PostgresWriter writes through.
+//! - [`webhook`]: the HTTPS server the API server calls for conversion, defaulting and validation,
+//!   and the configurations that register it.
 //! - [`manager`]: process concerns: CLI, leader election, probes, shutdown, dev mode; it starts the
 //!   controllers.
 //!
@@ -16,5 +18,6 @@ pub mod db;
 pub mod error;
 pub mod manager;
 pub mod runtime;
+pub mod webhook;
 
 pub use error::{Error, Result};

@@ -79,33 +79,47 @@ async fn execute(cli: Cli) -> operator::Result<()> {
         Command::Dev(args) => dev(args).await,
         Command::Install => crds::install(&client().await?).await,
         Command::Uninstall => crds::uninstall(&client().await?).await,
-        Command::Crds { out_dir } => {
-            let crds = operator::api::crds();
-            match out_dir {
-                None => {
-                    let mut out = std::io::stdout().lock();
-                    for crd in crds {
-                        writeln!(
-                            out,
-                            "---\n{}",
-                            serde_yaml::to_string(&crd)
-                                .map_err(|e| operator::Error::Config(e.to_string()))?
-                        )?;
-                    }
-                }
-                Some(dir) => {
-                    std::fs::create_dir_all(&dir)?;
-                    for crd in crds {
-                        let name = crd.metadata.name.clone().unwrap_or_default();
-                        let yaml = serde_yaml::to_string(&crd)
-                            .map_err(|e| operator::Error::Config(e.to_string()))?;
-                        std::fs::write(dir.join(format!("{name}.yaml")), yaml)?;
-                    }
-                }
+        Command::MigrateStorage => {
+            for line in operator::manager::migrate::migrate_storage(&client().await?).await? {
+                println!("{line}");
             }
             Ok(())
         }
+        Command::Webhooks { out_dir } => {
+            write_documents(operator::webhook::configurations::manifests()?, out_dir)
+        }
+        Command::Crds { out_dir } => {
+            let mut documents = Vec::new();
+            for crd in operator::api::crds() {
+                let name = crd.metadata.name.clone().unwrap_or_default();
+                let yaml = serde_yaml::to_string(&crd).map_err(|e| operator::Error::Config(e.to_string()))?;
+                documents.push((format!("{name}.yaml"), yaml));
+            }
+            write_documents(documents, out_dir)
+        }
     }
+}
+
+/// Each `(file name, YAML)` into `out_dir`, or all to stdout as one multi-document stream.
+fn write_documents(
+    documents: Vec<(String, String)>,
+    out_dir: Option<std::path::PathBuf>,
+) -> operator::Result<()> {
+    match out_dir {
+        None => {
+            let mut out = std::io::stdout().lock();
+            for (_, yaml) in documents {
+                writeln!(out, "---\n{yaml}")?;
+            }
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)?;
+            for (file, yaml) in documents {
+                std::fs::write(dir.join(file), yaml)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[tokio::main]

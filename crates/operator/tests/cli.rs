@@ -373,7 +373,7 @@ async fn dev_uses_the_database_its_flags_or_its_environment_name() {
 async fn dev_without_postgres_writer_runs_no_database() {
     let mut dev = Dev::spawn(&["--controllers", "vote-config,web-app"], &[]);
     assert_eq!(dev.ready(), "Database: none (postgres-writer is not running)");
-    apply_sample(&dev, "voting_v1alpha1_voteconfig.yaml");
+    apply_sample(&dev, "voting_v1_voteconfig.yaml");
     let kubeconfig = dev.kubeconfig();
     support::eventually("the VoteConfig's ConfigMap", Duration::from_secs(30), || async {
         let output = Command::new("kubectl")
@@ -551,7 +551,7 @@ async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_wh
     let vote_configs: kube::Api<operator::api::vote_config::VoteConfig> =
         kube::Api::namespaced(client.clone(), "default");
     let vote_config = serde_json::from_value(serde_json::json!({
-        "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+        "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
         "metadata": {"name": "elected", "namespace": "default"},
         "spec": {"options": [{"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]}
     }))

@@ -32,7 +32,7 @@ const CONTROLLERS: [&str; 3] = ["postgres-writer", "vote-config", "web-app"];
 
 fn vote_config_body(name: &str) -> VoteConfig {
     serde_json::from_value(json!({
-        "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+        "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"options": [
             {"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}

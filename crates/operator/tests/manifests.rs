@@ -1,4 +1,5 @@
-//! The committed CRDs in config/crd are exactly what the code generates (`make manifests`).
+//! The committed CRDs in config/crd and webhook manifests in config/webhook are exactly what the code
+//! generates (`make manifests`).
 
 use std::path::Path;
 
@@ -13,6 +14,19 @@ fn committed_crds_match_the_code() {
         assert_eq!(
             committed, generated,
             "config/crd/{name}.yaml is stale: run `make manifests` and commit"
+        );
+    }
+}
+
+#[test]
+fn committed_webhook_manifests_match_the_code() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/webhook");
+    for (file, generated) in operator::webhook::configurations::manifests().unwrap() {
+        let committed = std::fs::read_to_string(dir.join(&file))
+            .unwrap_or_else(|e| panic!("config/webhook/{file}: {e}: run `make manifests`"));
+        assert_eq!(
+            committed, generated,
+            "config/webhook/{file} is stale: run `make manifests` and commit"
         );
     }
 }

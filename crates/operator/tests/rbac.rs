@@ -305,7 +305,7 @@ async fn vote_config_lifecycle(client: &kube::Client) -> Vec<ObjectMeta> {
         let cats = json!({"id": "a", "label": "Cats", "color": "#FF6B6B"});
         json!([cats, {"id": "b", "label": second, "color": "#4ECDC4"}])
     };
-    let body = json!({"apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+    let body = json!({"apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
         "metadata": {"name": "pets"}, "spec": {"options": options("Dogs")}});
     api.create(&PostParams::default(), &object(body)).await.unwrap();
     let has = |text: &'static str| {

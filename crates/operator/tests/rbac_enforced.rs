@@ -80,7 +80,7 @@ fn manager(kubeconfig: &Path, database_url: &str) -> OperatorProcess {
 async fn create_one_of_each(client: &kube::Client, name: &str) {
     let pp = PostParams::default();
     let vote_config: VoteConfig = serde_json::from_value(json!({
-        "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+        "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"options": [{"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]}
     }))

@@ -17,7 +17,7 @@ const LIMIT: Duration = Duration::from_secs(15);
 
 fn vote_config_body(name: &str, options: Value) -> VoteConfig {
     serde_json::from_value(json!({
-        "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig",
+        "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
         "metadata": {"name": name, "namespace": "default"}, "spec": {"options": options}
     }))
     .expect("valid VoteConfig")
@@ -375,7 +375,7 @@ async fn churn_leaves_nothing_queued_and_no_back_off_behind(backend: Backend) {
             .unwrap();
         let frozen: ConfigMap = serde_json::from_value(json!({
             "metadata": {"name": format!("{name}-config"), "ownerReferences": [{
-                "apiVersion": "voting.schoolofdevops.com/v1alpha1", "kind": "VoteConfig", "name": name,
+                "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig", "name": name,
                 "uid": created.metadata.uid.unwrap(), "controller": true
             }]},
             "immutable": true, "data": {"options.txt": "frozen"}

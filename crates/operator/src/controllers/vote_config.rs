@@ -1,5 +1,5 @@
 //! VoteConfig: the options become a ConfigMap `<name>-config` (key `options.txt`, one `id:label:color`
-//! line per option), owned by the VoteConfig, kept in sync and repaired when edited or deleted by hand.
+//! line per option; key `question.txt` when a question is set), owned by the VoteConfig, kept in sync and repaired when edited or deleted by hand.
 //! A same-named ConfigMap that someone else owns is never taken over.
 
 use std::collections::BTreeMap;
@@ -17,12 +17,13 @@ use super::{
 };
 use crate::{
     Error, Result,
-    api::vote_config::{VoteConfig, VoteConfigStatus, VoteOption},
+    api::vote_config::{VoteConfig, VoteConfigSpec, VoteConfigStatus},
     runtime::{ControllerContext, Reconciler, Toolkit},
 };
 
 pub const NAME: &str = "vote-config";
 const DATA_KEY: &str = "options.txt";
+const QUESTION_KEY: &str = "question.txt";
 
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext) -> Result<()> {
@@ -48,11 +49,13 @@ pub fn config_map_name(vote_config: &VoteConfig) -> String {
     format!("{}-config", vote_config.name_any())
 }
 
-/// `id:label:color` lines, in spec order, each ending in a newline.
-pub fn options_txt(options: &[VoteOption]) -> String {
-    options
+/// `id:label:color` lines, in spec order, each ending in a newline. An option without a color gets the
+/// palette pick the defaulting webhook would have written.
+pub fn options_txt(spec: &VoteConfigSpec) -> String {
+    spec.options
         .iter()
-        .map(|o| format!("{}:{}:{}\n", o.id, o.label, o.color))
+        .zip(spec.colors())
+        .map(|(o, color)| format!("{}:{}:{color}\n", o.id, o.label))
         .collect()
 }
 
@@ -69,12 +72,19 @@ pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
             owner_references: controller_reference(vote_config),
             ..Default::default()
         },
-        data: Some(BTreeMap::from([(
-            DATA_KEY.to_owned(),
-            options_txt(&vote_config.spec.options),
-        )])),
+        data: Some(desired_data(&vote_config.spec)),
         ..Default::default()
     }
+}
+
+/// The ConfigMap's keys: a VoteConfig without a question has the options alone, as before questions
+/// existed, so that its ConfigMap did not change when the operator learnt about them.
+fn desired_data(spec: &VoteConfigSpec) -> BTreeMap<String, String> {
+    let mut data = BTreeMap::from([(DATA_KEY.to_owned(), options_txt(spec))]);
+    if let Some(question) = &spec.question {
+        data.insert(QUESTION_KEY.to_owned(), format!("{question}\n"));
+    }
+    data
 }
 
 /// Whether the live ConfigMap already has what we set: our data key, our label and our controller
@@ -165,18 +175,25 @@ async fn reconcile_config_map(vote_config: &VoteConfig, kit: &Toolkit) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::vote_config::VoteConfigSpec;
+    use crate::api::vote_config::VoteOption;
 
-    fn vote_config() -> VoteConfig {
-        let option = |id: &str, label: &str, color: &str| VoteOption {
+    fn option(id: &str, label: &str, color: Option<&str>) -> VoteOption {
+        VoteOption {
             id: id.into(),
             label: label.into(),
-            color: color.into(),
-        };
+            color: color.map(Into::into),
+        }
+    }
+
+    fn vote_config() -> VoteConfig {
         let mut vc = VoteConfig::new(
             "pets",
             VoteConfigSpec {
-                options: vec![option("a", "Cats", "#FF6B6B"), option("b", "Dogs", "#4ECDC4")],
+                question: None,
+                options: vec![
+                    option("a", "Cats", Some("#FF6B6B")),
+                    option("b", "Dogs", Some("#4ECDC4")),
+                ],
             },
         );
         vc.metadata.namespace = Some("default".into());
@@ -187,9 +204,23 @@ mod tests {
     #[test]
     fn options_txt_is_one_line_per_option_in_spec_order() {
         assert_eq!(
-            options_txt(&vote_config().spec.options),
+            options_txt(&vote_config().spec),
             "a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n"
         );
+    }
+
+    #[test]
+    fn an_option_without_a_color_gets_an_unused_palette_color_and_a_question_its_own_key() {
+        let mut vc = vote_config();
+        vc.spec.options.push(option("c", "Birds", None));
+        vc.spec.question = Some("Which pet?".into());
+        let data = desired_data(&vc.spec);
+        assert_eq!(
+            data[DATA_KEY],
+            "a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\nc:Birds:#E6194B\n"
+        );
+        assert_eq!(data[QUESTION_KEY], "Which pet?\n");
+        assert_eq!(desired_data(&vote_config().spec).len(), 1, "no question, no key");
     }
 
     #[test]

@@ -172,6 +172,14 @@ impl RowStore {
         state
     }
 
+    /// The table's state as it is now, changing nothing: what admission checks before a PostgresWriter
+    /// is stored.
+    pub async fn inspect_table(&self, table: &TableName) -> Result<TableState> {
+        self.pool
+            .run(async |client| Self::check_table(client, table, false).await)
+            .await
+    }
+
     async fn check_table(client: &Client, table: &TableName, auto_create: bool) -> Result<TableState> {
         let columns = client
             .query(

@@ -44,6 +44,15 @@ pub enum Command {
     Install,
     /// Delete the CRDs (and with them every resource of these kinds) from the cluster.
     Uninstall,
+    /// After an upgrade that changed a storage version: rewrite every object in it, then drop the old
+    /// versions from the CRDs' status.storedVersions.
+    MigrateStorage,
+    /// Print the webhook Service and configurations (in-cluster) as multi-document YAML, or write them
+    /// into --out-dir.
+    Webhooks {
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+    },
     /// Everything on this machine: the embedded API server, every controller, and a throwaway
     /// PostgreSQL unless --database-url/--psql-* (or their environment variables) name one.
     #[command(hide = cfg!(not(feature = "dev")))]
@@ -53,6 +62,9 @@ pub enum Command {
 /// Where `operator dev` serves /metrics and the probes unless told otherwise: loopback.
 pub const DEV_METRICS_BIND_ADDRESS: &str = "127.0.0.1:8080";
 pub const DEV_HEALTH_PROBE_BIND_ADDRESS: &str = "127.0.0.1:8081";
+
+/// Where controller-runtime's webhook server looks for its certificate, and so where ours does.
+pub const DEFAULT_WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 
 /// Which controllers to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -75,6 +87,15 @@ pub struct RunArgs {
     /// serves them on loopback by default.
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
     pub health_probe_bind_address: String,
+    /// Where the webhooks (conversion, defaulting, validation) are served over HTTPS, on every replica
+    /// (`0` turns them off). Served only when --webhook-cert-dir holds a certificate.
+    #[arg(long, env = "WEBHOOK_BIND_ADDRESS", default_value = ":9443")]
+    pub webhook_bind_address: String,
+    /// The directory with the webhook server's tls.crt and tls.key (cert-manager's Secret in a
+    /// cluster). Without them at the default place the webhooks are off; a directory given explicitly
+    /// must hold them.
+    #[arg(long, env = "WEBHOOK_CERT_DIR", default_value = DEFAULT_WEBHOOK_CERT_DIR)]
+    pub webhook_cert_dir: PathBuf,
     /// Hold a Lease so that only one replica reconciles at a time.
     #[arg(long, env = "LEADER_ELECT", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub leader_elect: bool,

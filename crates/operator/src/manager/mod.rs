@@ -8,5 +8,6 @@ pub mod crds;
 pub mod dev;
 pub mod leader;
 pub mod logs;
+pub mod migrate;
 pub mod probes;
 pub mod run;

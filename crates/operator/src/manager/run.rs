@@ -14,6 +14,7 @@ use crate::{
     Error, Result,
     controllers::{postgres_writer, vote_config, web_app},
     runtime::{ControllerContext, metrics::Metrics, readiness::Readiness},
+    webhook,
 };
 
 /// How long in-flight reconciles get after SIGTERM or Ctrl-C before the process exits anyway, with
@@ -48,6 +49,8 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
     } else {
         None
     };
+    // Before the election: a standby answers admission and conversion as the leader does.
+    serve_webhooks(&args, &metrics, &readiness, pool.as_ref()).await?;
 
     let mut leadership = None;
     if args.leader_elect {
@@ -89,6 +92,45 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
         leadership.release().await;
     }
     outcome
+}
+
+/// Starts the webhook server when it is on and has a certificate (see `--webhook-cert-dir`).
+async fn serve_webhooks(
+    args: &RunArgs,
+    metrics: &Arc<Metrics>,
+    readiness: &Arc<Readiness>,
+    pool: Option<&crate::db::Pool>,
+) -> Result<()> {
+    let Some(addr) = bind_address(&args.webhook_bind_address).map_err(Error::Config)? else {
+        return Ok(());
+    };
+    let dir = &args.webhook_cert_dir;
+    if !webhook::tls::present_in(dir) {
+        if dir.as_os_str() == super::cli::DEFAULT_WEBHOOK_CERT_DIR {
+            tracing::warn!(dir = %dir.display(), "no webhook certificate: webhooks not served");
+            return Ok(());
+        }
+        return Err(Error::Config(format!(
+            "--webhook-cert-dir {}: no {} and {} there",
+            dir.display(),
+            webhook::tls::CERT_FILE,
+            webhook::tls::KEY_FILE
+        )));
+    }
+    let tables = pool.map(|pool| webhook::validation::TableCheck {
+        store: crate::db::RowStore::new(pool.clone(), metrics.database.clone()),
+        auto_create: args.postgres_writer.auto_create_tables,
+    });
+    let state = webhook::server::WebhookState {
+        metrics: metrics.clone(),
+        tables,
+    };
+    let tls = webhook::tls::server_config(dir)?;
+    let server = webhook::server::serve(addr, tls, state, readiness)
+        .await
+        .map_err(|e| Error::Config(format!("webhook server on {addr}: {e}")))?;
+    tracing::info!(bound = %server.bound, "serving webhooks");
+    Ok(())
 }
 
 /// Waits for the controllers to end (on shutdown) or one to fail; aborts them all when leadership is

@@ -29,6 +29,18 @@ pub struct ResultLabels {
     pub result: String,
 }
 
+/// controller-runtime labels webhook requests by the webhook's path and the HTTP status code answered.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookCodeLabels {
+    pub webhook: String,
+    pub code: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookLabels {
+    pub webhook: String,
+}
+
 pub struct Metrics {
     registry: Registry,
     pub reconcile_total: Family<ResultLabels, Counter>,
@@ -42,6 +54,9 @@ pub struct Metrics {
     /// Objects whose last reconcile failed and that wait to retry after their back-off.
     pub backoff_objects: Family<ControllerLabels, Gauge>,
     pub database: DatabaseMetrics,
+    /// Admission and conversion requests answered, by webhook path and HTTP status.
+    pub webhook_requests_total: Family<WebhookCodeLabels, Counter>,
+    pub webhook_latency_seconds: Family<WebhookLabels, Histogram>,
     /// Refresh gauges that mirror someone else's state (the pool) right before a scrape.
     scrape_hooks: std::sync::Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -117,6 +132,21 @@ impl Metrics {
             backoff_objects.clone(),
         );
         let database = DatabaseMetrics::register(&mut registry);
+        let webhook_requests_total = Family::<WebhookCodeLabels, Counter>::default();
+        registry.register(
+            "controller_runtime_webhook_requests",
+            "Total number of admission requests by HTTP status code",
+            webhook_requests_total.clone(),
+        );
+        let webhook_latency_seconds = Family::<WebhookLabels, Histogram>::new_with_constructor(|| {
+            // Prometheus' default buckets, as controller-runtime uses for this histogram.
+            Histogram::new([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0])
+        });
+        registry.register(
+            "controller_runtime_webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests",
+            webhook_latency_seconds.clone(),
+        );
         Self {
             registry,
             reconcile_total,
@@ -128,6 +158,8 @@ impl Metrics {
             workqueue_depth,
             backoff_objects,
             database,
+            webhook_requests_total,
+            webhook_latency_seconds,
             scrape_hooks: Default::default(),
         }
     }
@@ -184,6 +216,21 @@ impl Metrics {
         if terminal {
             self.terminal_reconcile_errors_total.get_or_create(&labels).inc();
         }
+    }
+
+    /// One webhook request answered with HTTP `code` after `elapsed`.
+    pub fn observe_webhook(&self, webhook: &str, code: u16, elapsed: Duration) {
+        self.webhook_requests_total
+            .get_or_create(&WebhookCodeLabels {
+                webhook: webhook.to_owned(),
+                code: code.to_string(),
+            })
+            .inc();
+        self.webhook_latency_seconds
+            .get_or_create(&WebhookLabels {
+                webhook: webhook.to_owned(),
+            })
+            .observe(elapsed.as_secs_f64());
     }
 
     /// The Prometheus text exposition of every registered family.

@@ -6,6 +6,7 @@
 
 pub mod kubelet;
 pub mod postgres_writer;
+pub mod webhooks;
 
 use std::{future::Future, sync::Arc, time::Duration};
 

@@ -1,10 +1,11 @@
-//! VoteConfig (`voting.schoolofdevops.com/v1alpha1`): voting options, published as a ConfigMap.
+//! VoteConfig `voting.schoolofdevops.com/v1alpha1`: the first version, still served. Every option
+//! names its color. The status is the same in both versions.
 
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::postgres_writer::Condition;
+use crate::api::postgres_writer::Condition;
 
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
@@ -19,8 +20,17 @@ use super::postgres_writer::Condition;
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 pub struct VoteConfigSpec {
-    /// 2 to 10 options with distinct ids, in the order voters see them.
-    #[schemars(length(min = 2, max = 10), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["id"]))]
+    /// 2 to 10 options with distinct ids and labels, in the order voters see them.
+    #[schemars(
+        length(min = 2, max = 10),
+        extend(
+            "x-kubernetes-list-type" = "map",
+            "x-kubernetes-list-map-keys" = ["id"],
+            "x-kubernetes-validations" = [
+                {"rule": super::v1::DISTINCT_LABELS_RULE, "message": super::v1::DISTINCT_LABELS_MESSAGE}
+            ]
+        )
+    )]
     pub options: Vec<VoteOption>,
 }
 

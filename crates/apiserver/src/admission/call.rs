@@ -86,7 +86,7 @@ pub async fn call(store: &crate::Store, matched: &Matched, attributes: &Attribut
     if response.get("allowed").and_then(Value::as_bool) != Some(true) {
         return Err(denial(&name, response.get("status").unwrap_or(&Value::Null)));
     }
-    let patched = match (response.get("patch").and_then(Value::as_str), object) {
+    let patched = match (response.get("patch").filter(|p| !p.is_null()), object) {
         (Some(encoded), Some(object)) => match patched(encoded, object) {
             Ok(patched) => Some(back_at_request_version(store, attributes, &matched.as_type, patched).await?),
             Err(what) => return failed(what),
@@ -191,11 +191,20 @@ fn review(
     serde_json::to_value(&review).map_err(|e| e.to_string())
 }
 
-/// `object` after the webhook's JSON patch (base64 in the response).
-fn patched(encoded: &str, object: Value) -> Result<Value, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .map_err(|e| format!("the response patch is not base64: {e}"))?;
+/// `object` after the webhook's JSON patch: base64 text in the response, or, as Go's decoder also
+/// takes for a byte slice (and kube-rs's `AdmissionResponse` writes), an array of byte values.
+fn patched(encoded: &Value, object: Value) -> Result<Value, String> {
+    let bytes = match encoded {
+        Value::String(text) => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| format!("the response patch is not base64: {e}"))?,
+        Value::Array(values) => values
+            .iter()
+            .map(|v| v.as_u64().and_then(|b| u8::try_from(b).ok()))
+            .collect::<Option<Vec<u8>>>()
+            .ok_or("the response patch is an array of something other than bytes")?,
+        _ => return Err("the response patch is neither base64 text nor bytes".into()),
+    };
     let patch: Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("the response patch is not JSON: {e}"))?;
     apimachinery::patch::json_patch(&object, &patch).map_err(|e| e.to_string())
@@ -228,5 +237,28 @@ fn denial(name: &str, status: &Value) -> Error {
         code,
         reason,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::patched;
+
+    #[test]
+    fn a_patch_is_read_as_base64_text_or_as_an_array_of_bytes() {
+        let patch = br#"[{"op":"add","path":"/data/b","value":"2"}]"#;
+        let object = json!({"data": {"a": "1"}});
+        let expected = json!({"data": {"a": "1", "b": "2"}});
+        let text = json!(base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            patch
+        ));
+        let bytes = json!(patch.to_vec());
+        assert_eq!(patched(&text, object.clone()).unwrap(), expected);
+        assert_eq!(patched(&bytes, object.clone()).unwrap(), expected);
+        assert!(patched(&json!([256]), object.clone()).is_err());
+        assert!(patched(&json!("not base64!"), object).is_err());
     }
 }

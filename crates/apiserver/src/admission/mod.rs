@@ -177,6 +177,7 @@ impl Target<'_> {
         let trial = WriteOptions {
             dry_run: true,
             current: converter.as_ref().and(current.clone()),
+            before_mutation: true,
             ..options.clone()
         };
         let candidate = self.store_write(self.rt, change, &trial)?;
@@ -206,15 +207,17 @@ impl Target<'_> {
             dry_run: options.dry_run,
             options: write_options_object(created, options),
         };
-        let mutated = mutate(self.store, &mut attributes, &mut warnings).await?;
+        mutate(self.store, &mut attributes, &mut warnings).await?;
         let recorded = WriteOptions {
             field_manager: None,
             field_validation: FieldValidation::Ignore,
             duplicate_fields: Vec::new(),
+            before_mutation: false,
             ..trial.clone()
         };
-        if mutated && let Some(object) = attributes.object.take() {
-            // What mutating webhooks changed is validated as the request itself was.
+        if let Some(object) = attributes.object.take() {
+            // Validation comes after mutating admission, as in kube-apiserver: what the webhooks
+            // made (or the request, when none changed it) is validated before validating webhooks.
             let again = match created {
                 true => Change::Create(object),
                 false => Change::Update { name: &name, object },

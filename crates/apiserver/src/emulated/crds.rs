@@ -8,7 +8,11 @@ use crate::store::{DeletePropagation, State, Store, meta, storage_key};
 
 const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
-pub(super) fn admit(state: &mut State, object: &mut Value) -> Result<(), Vec<FieldCause>> {
+pub(super) fn admit(
+    state: &mut State,
+    old: Option<&Value>,
+    object: &mut Value,
+) -> Result<(), Vec<FieldCause>> {
     let causes = validate_crd(object);
     if !causes.is_empty() {
         return Err(causes);
@@ -40,17 +44,7 @@ pub(super) fn admit(state: &mut State, object: &mut Value) -> Result<(), Vec<Fie
         }
     }
     let now = meta::now_rfc3339();
-    let storage: Vec<Value> = object
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .map(|versions| {
-            versions
-                .iter()
-                .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-                .filter_map(|v| v.get("name").cloned())
-                .collect()
-        })
-        .unwrap_or_default();
+    let storage = stored_versions(old, object);
     let names = object.pointer("/spec/names").cloned().unwrap_or(json!({}));
     let condition = |kind: &str, reason: &str, message: &str| json!({"type": kind, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message});
     object["status"] = json!({
@@ -62,6 +56,34 @@ pub(super) fn admit(state: &mut State, object: &mut Value) -> Result<(), Vec<Fie
         "storedVersions": storage,
     });
     Ok(())
+}
+
+/// `status.storedVersions`: every version objects may still be stored at. A new CRD has its storage
+/// version; a changed one keeps the list (as the write carries it, or as it was) and gains the new
+/// storage version, which only a status write that migrated the objects may drop older ones from.
+fn stored_versions(old: Option<&Value>, object: &Value) -> Vec<Value> {
+    let listed = |crd: &Value| {
+        crd.pointer("/status/storedVersions")
+            .and_then(Value::as_array)
+            .cloned()
+    };
+    let mut stored = match old {
+        None => Vec::new(),
+        Some(old) => listed(object).or_else(|| listed(old)).unwrap_or_default(),
+    };
+    let storage = object
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .filter_map(|v| v.get("name").cloned());
+    for version in storage {
+        if !stored.contains(&version) {
+            stored.push(version);
+        }
+    }
+    stored
 }
 
 /// Marks the CRD deleting, deletes every custom resource it serves, and removes it once none is left.

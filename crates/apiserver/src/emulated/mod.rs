@@ -35,7 +35,7 @@ pub(crate) fn on_admit(
     object: &mut Value,
 ) -> Result<(), Vec<FieldCause>> {
     if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
-        crds::admit(state, object)
+        crds::admit(state, old, object)
     } else if is(rt, "", "namespaces") {
         namespaces::admit(object);
         Ok(())

@@ -375,7 +375,7 @@ pub(super) fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Resul
         field_validation,
         duplicate_fields,
         force: call.query.get("force").map(String::as_str) == Some("true"),
-        current: None,
+        ..WriteOptions::default()
     })
 }
 

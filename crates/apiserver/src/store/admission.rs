@@ -50,7 +50,10 @@ impl Store {
             warnings = field_problems(rt, options, &unknown, &object)?;
             schema.apply_defaults(&mut object);
             // The stored object feeds the CRD's transition rules (`oldSelf`, V4).
-            let causes = schema.validate_update(&object, old);
+            let causes = match options.before_mutation {
+                true => Vec::new(),
+                false => schema.validate_update(&object, old),
+            };
             if !causes.is_empty() {
                 return Err(invalid(rt, name, causes));
             }
@@ -64,12 +67,15 @@ impl Store {
             warnings = field_problems(rt, options, &unknown, &object)?;
             apimachinery::defaults::apply_builtin_defaults(&rt.kind, &mut object)
                 .map_err(|e| machinery(rt, name, e))?;
-            if let Some(old) = old {
+            if let Some(old) = old.filter(|_| !options.before_mutation) {
                 apimachinery::defaults::check_immutable(&rt.kind, old, &object)
                     .map_err(|e| machinery(rt, name, e))?;
             }
         }
-        let causes = lifecycle::validate_common(rt, &object);
+        let causes = match options.before_mutation {
+            true => Vec::new(),
+            false => lifecycle::validate_common(rt, &object),
+        };
         if !causes.is_empty() {
             return Err(invalid(rt, name, causes));
         }

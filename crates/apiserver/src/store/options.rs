@@ -23,6 +23,9 @@ pub struct WriteOptions {
     /// The current object as the client's version shows it, when that is not what is stored (a
     /// conversion webhook made it): an update compares with it and a patch applies to it.
     pub current: Option<Value>,
+    /// The trial write that makes the object mutating webhooks see: decoded, pruned and defaulted but
+    /// not yet validated, as kube-apiserver validates only after mutating admission.
+    pub before_mutation: bool,
 }
 
 /// `propagationPolicy` of a delete (C9, L5).

@@ -105,20 +105,11 @@ fn merge_map(
         let Some(merge_key) = merge_key(kind, path, field) else {
             continue;
         };
-        let mut ordered = Vec::new();
-        for wanted in order {
-            if let Some(item) = list
-                .iter()
-                .find(|item| item.get(merge_key) == wanted.get(merge_key))
-            {
-                ordered.push(item.clone());
-            }
-        }
-        for item in list {
-            if !ordered.contains(&item) {
-                ordered.push(item);
-            }
-        }
+        let server_order = match live.get(field) {
+            Some(Value::Array(live_list)) => live_list.as_slice(),
+            _ => &[],
+        };
+        let ordered = in_merged_order(list, order, server_order, merge_key);
         out.insert(field.to_owned(), Value::Array(ordered));
     }
     Value::Object(out)
@@ -172,7 +163,47 @@ fn merge_list(
             (None, false) => out.push(strip_directives(item)),
         }
     }
-    Value::Array(out)
+    let patch_order: Vec<Value> = patch
+        .iter()
+        .filter(|item| item.get("$patch").is_none())
+        .cloned()
+        .collect();
+    Value::Array(in_merged_order(out, &patch_order, live, key))
+}
+
+/// The order kube-apiserver gives a merged list: the items the patch names (or its
+/// `$setElementOrder` lists), in the patch's order, with the items only the live list has woven in by
+/// their live order, each placed before the first patch item it preceded in the live list. A new
+/// item therefore comes before the live items the patch does not name.
+fn in_merged_order(merged: Vec<Value>, order: &[Value], live: &[Value], key: &str) -> Vec<Value> {
+    let position = |list: &[Value], item: &Value| {
+        let id = item.get(key)?;
+        list.iter().position(|other| other.get(key) == Some(id))
+    };
+    let (mut named, server_only): (Vec<Value>, Vec<Value>) = merged
+        .into_iter()
+        .partition(|item| position(order, item).is_some());
+    named.sort_by_key(|item| position(order, item));
+    let mut out = Vec::with_capacity(named.len() + server_only.len());
+    let (mut named, mut server_only) = (named.into_iter().peekable(), server_only.into_iter().peekable());
+    loop {
+        let take_server_item = match (server_only.peek(), named.peek()) {
+            (Some(server), Some(patched)) => matches!(
+                (position(live, server), position(live, patched)),
+                (Some(s), Some(p)) if s < p
+            ),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let next = if take_server_item {
+            server_only.next()
+        } else {
+            named.next()
+        };
+        out.extend(next);
+    }
+    out
 }
 
 fn strip_directives(value: &Value) -> Value {
@@ -221,6 +252,32 @@ mod tests {
             out["env"],
             json!([{"name": "X", "value": "1"}, {"name": "Y", "value": "3"}])
         );
+    }
+
+    #[test]
+    fn p3_a_new_item_comes_before_the_live_items_the_patch_does_not_name() {
+        let live = json!({"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]}});
+        let added = apply(&live, &json!({"spec": {"ports": [{"port": 8080}]}}), "Service").unwrap();
+        let ports: Vec<&Value> = added["spec"]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| &p["port"])
+            .collect();
+        assert_eq!(ports, [8080, 80, 443]);
+        let changed = apply(
+            &live,
+            &json!({"spec": {"ports": [{"port": 443, "name": "tls"}, {"port": 9000}]}}),
+            "Service",
+        )
+        .unwrap();
+        let names: Vec<&Value> = changed["spec"]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| &p["port"])
+            .collect();
+        assert_eq!(names, [80, 443, 9000]);
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub fn apply_builtin_defaults(kind: &str, object: &mut Value) -> Result<()> {
         }
         "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" => default_template(object),
         "Namespace" => default_namespace(object),
+        kind if crate::webhook_configurations::is_webhook_configuration(kind) => {
+            crate::webhook_configurations::apply_defaults(kind, object)
+        }
         _ => {}
     }
     Ok(())

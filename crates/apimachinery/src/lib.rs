@@ -25,5 +25,6 @@ pub mod schema;
 pub mod selector;
 pub mod table;
 pub mod validation;
+pub mod webhook_configurations;
 
 pub use error::{Error, FieldCause, Result};

@@ -178,6 +178,21 @@ async fn objects_read_and_written_at_either_version_are_converted(backend: Backe
         .map(|(kind, object)| (kind.as_str(), &object["spec"]["coat"]["color"]))
         .collect();
     assert_eq!(seen, [("ADDED", &json!("green")), ("ADDED", &json!("red"))]);
+
+    // A deletecollection at v2 answers with the deleted objects at v2.
+    let deleted = request(&client, "DELETE", V2, "", Value::Null).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    let mut gone: Vec<(&Value, &Value)> = deleted.body["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| (&item["apiVersion"], &item["spec"]["coat"]["color"]))
+        .collect();
+    gone.sort_by_key(|(_, color)| color.as_str());
+    let v2 = json!("conversion.example.com/v2");
+    assert_eq!(gone, [(&v2, &json!("green")), (&v2, &json!("red"))]);
+    let left = request(&client, "GET", V1, "", Value::Null).await;
+    assert_eq!(left.body["items"], json!([]));
 }
 
 async fn a_conversion_webhook_that_is_down_fails_reads_and_writes_at_the_other_version(backend: Backend) {

@@ -4,11 +4,7 @@
 
 use apimachinery::resource::ResourceType;
 use base64::Engine;
-use kube::core::{
-    DynamicObject, GroupVersionKind, GroupVersionResource, TypeMeta,
-    admission::{AdmissionRequest, AdmissionReview},
-};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Attributes, matching::Matched};
 use crate::{
@@ -140,7 +136,9 @@ fn relabelled(mut object: Value, api_version: &str) -> Value {
     object
 }
 
-/// The review sent, built with kube's types.
+/// The review sent. Written as JSON rather than with kube's `AdmissionRequest`, whose
+/// `GroupVersionResource` would add an `api_version` field and whose empty options would show as
+/// `null`; a webhook reads exactly the fields kube-apiserver sends, absent ones left out.
 fn review(
     attributes: &Attributes,
     as_type: &ResourceType,
@@ -148,47 +146,35 @@ fn review(
     object: Option<Value>,
     old: Option<Value>,
 ) -> Result<Value, String> {
-    let dynamic = |object: Option<Value>| {
-        object
-            .map(serde_json::from_value::<DynamicObject>)
-            .transpose()
-            .map_err(|e| e.to_string())
-    };
-    let gvk = |rt: &ResourceType| GroupVersionKind::gvk(&rt.group, &rt.version, &rt.kind);
-    let gvr = |rt: &ResourceType| GroupVersionResource::gvr(&rt.group, &rt.version, &rt.plural);
-    let request = AdmissionRequest::<DynamicObject> {
-        types: TypeMeta::default(),
-        uid: uid.to_owned(),
-        kind: gvk(as_type),
-        resource: gvr(as_type),
-        sub_resource: attributes.subresource.clone(),
-        request_kind: Some(gvk(&attributes.rt)),
-        request_resource: Some(gvr(&attributes.rt)),
-        request_sub_resource: attributes.subresource.clone(),
-        name: attributes.name.clone(),
-        namespace: (!attributes.namespace.is_empty()).then(|| attributes.namespace.clone()),
-        operation: attributes.operation.clone(),
-        user_info: serde_json::from_value(
-            serde_json::json!({"username": reviews::USER, "uid": reviews::USER, "groups": reviews::GROUPS}),
-        )
-        .map_err(|e| e.to_string())?,
-        object: dynamic(object)?,
-        old_object: dynamic(old)?,
-        dry_run: attributes.dry_run,
-        options: Some(k8s_openapi::apimachinery::pkg::runtime::RawExtension(
-            attributes.options.clone(),
-        ))
-        .filter(|_| !attributes.options.is_null()),
-    };
-    let review = AdmissionReview {
-        types: TypeMeta {
-            api_version: "admission.k8s.io/v1".into(),
-            kind: "AdmissionReview".into(),
-        },
-        request: Some(request),
-        response: None,
-    };
-    serde_json::to_value(&review).map_err(|e| e.to_string())
+    let kind = |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
+    let resource =
+        |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "resource": rt.plural});
+    let mut request = json!({
+        "uid": uid,
+        "kind": kind(as_type),
+        "resource": resource(as_type),
+        "requestKind": kind(&attributes.rt),
+        "requestResource": resource(&attributes.rt),
+        "operation": super::operation_name(&attributes.operation),
+        "userInfo": {"username": reviews::USER, "uid": reviews::USER, "groups": reviews::GROUPS},
+        "object": object,
+        "oldObject": old,
+        "dryRun": attributes.dry_run,
+        "options": attributes.options,
+    });
+    let fields = request.as_object_mut().ok_or("a review is an object")?;
+    if let Some(subresource) = &attributes.subresource {
+        fields.insert("subResource".into(), json!(subresource));
+        fields.insert("requestSubResource".into(), json!(subresource));
+    }
+    // deletecollection names no object: kube-apiserver sends each object's review without a name.
+    if !attributes.name.is_empty() {
+        fields.insert("name".into(), json!(attributes.name));
+    }
+    if !attributes.namespace.is_empty() {
+        fields.insert("namespace".into(), json!(attributes.namespace));
+    }
+    Ok(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}))
 }
 
 /// `object` after the webhook's JSON patch: base64 text in the response, or, as Go's decoder also

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::{
     error::{Error, Result},
-    store::{DeleteOptions, FieldValidation, Store, WriteOptions, Written, meta},
+    store::{DeleteOptions, DeletePropagation, FieldValidation, Store, WriteOptions, Written, meta},
     webhooks::{Converter, conversion},
 };
 use matching::Phase;
@@ -307,7 +307,7 @@ impl Target<'_> {
                 object: None,
                 old: current,
                 dry_run: options.dry_run,
-                options: json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}),
+                options: delete_options_object(options),
             };
             let mut ignored = Vec::new();
             let mut attributes = attributes;
@@ -328,15 +328,100 @@ impl Target<'_> {
     }
 }
 
+impl Target<'_> {
+    /// A deletecollection, as kube-apiserver does it: mutating webhooks are called once about the
+    /// collection (no object, no name), then each selected object is deleted on its own, validating
+    /// webhooks seeing it as `oldObject` (still without a name); the first refusal ends the request.
+    /// The deleted objects are answered at the request's version.
+    pub async fn delete_collection(
+        &self,
+        namespace: Option<&str>,
+        selects: impl Fn(&Value) -> bool,
+        options: &DeleteOptions,
+    ) -> Result<Vec<Value>> {
+        let reader = self.reader();
+        if reader.is_none() && !self.has_webhooks() {
+            return self.store.delete_collection(self.rt, namespace, selects, options);
+        }
+        let stored = self.store.list_stored(self.rt, namespace).0;
+        let current = conversion::read(self.store, self.rt, reader.as_ref(), stored).await?;
+        let mut collection = Attributes {
+            rt: self.rt.clone(),
+            namespace: namespace.unwrap_or_default().to_owned(),
+            name: String::new(),
+            subresource: None,
+            operation: Operation::Delete,
+            object: None,
+            old: None,
+            dry_run: options.dry_run,
+            options: delete_options_object(options),
+        };
+        let mut ignored = Vec::new();
+        mutate(self.store, &mut collection, &mut ignored).await?;
+        let storage_type = self.storage_type(&self.writer(&reader))?;
+        let mut deleted = Vec::new();
+        for object in current.into_iter().filter(|object| selects(object)) {
+            let each = Attributes {
+                namespace: meta::namespace(&object).to_owned(),
+                old: Some(object.clone()),
+                ..collection.clone()
+            };
+            validate(self.store, &each, &mut ignored).await?;
+            match self.store.delete(
+                &storage_type,
+                meta::namespace(&object),
+                meta::name(&object),
+                options,
+            ) {
+                Ok(gone) => deleted.push(gone),
+                // Deleted meanwhile by someone else: nothing left to answer for.
+                Err(Error::NotFound(_)) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        conversion::read(self.store, self.rt, reader.as_ref(), deleted).await
+    }
+}
+
 /// `CreateOptions` or `UpdateOptions`, as a review's `options` carries them.
 fn write_options_object(created: bool, options: &WriteOptions) -> Value {
     let kind = if created { "CreateOptions" } else { "UpdateOptions" };
     let mut object = json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"});
-    if let Some(manager) = &options.field_manager {
+    if let Some(manager) = options
+        .field_manager
+        .as_ref()
+        .filter(|_| options.field_manager_named)
+    {
         object["fieldManager"] = json!(manager);
     }
     if options.dry_run {
         object["dryRun"] = json!(["All"]);
+    }
+    object
+}
+
+/// `DeleteOptions`, as a review's `options` carries them: what the request said.
+fn delete_options_object(options: &DeleteOptions) -> Value {
+    let mut object = json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"});
+    if options.dry_run {
+        object["dryRun"] = json!(["All"]);
+    }
+    if options.propagation_named {
+        let policy = match options.propagation {
+            DeletePropagation::Background => "Background",
+            DeletePropagation::Foreground => "Foreground",
+            DeletePropagation::Orphan => "Orphan",
+        };
+        object["propagationPolicy"] = json!(policy);
+    }
+    let preconditions = [
+        ("uid", &options.precondition_uid),
+        ("resourceVersion", &options.precondition_resource_version),
+    ];
+    for (key, value) in preconditions {
+        if let Some(value) = value {
+            object["preconditions"][key] = json!(value);
+        }
     }
     object
 }

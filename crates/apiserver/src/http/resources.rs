@@ -224,12 +224,13 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         }
         (&Method::DELETE, None) => {
             let (labels, fields) = selectors(&rt, &call)?;
-            let deleted = shared.store.delete_collection(
-                &rt,
-                target.namespace.as_deref(),
-                |o| labels.matches(o) && fields.matches(o),
-                &delete_options(&call)?,
-            )?;
+            let deleted = writes
+                .delete_collection(
+                    target.namespace.as_deref(),
+                    |o| labels.matches(o) && fields.matches(o),
+                    &delete_options(&call)?,
+                )
+                .await?;
             let rv = shared.store.current_resource_version().to_string();
             Ok(respond::json(200, &list_body(&rt, deleted, &rv, None)))
         }
@@ -366,6 +367,7 @@ pub(super) fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Resul
     };
     Ok(WriteOptions {
         dry_run: dry_run(call)?,
+        field_manager_named: call.query.get("fieldManager").is_some_and(|m| !m.is_empty()),
         field_manager: call
             .query
             .get("fieldManager")
@@ -425,6 +427,7 @@ fn delete_options(call: &Call) -> Result<DeleteOptions> {
     Ok(DeleteOptions {
         dry_run: dry_run(call)? || body_dry_run,
         propagation,
+        propagation_named: policy.as_deref().is_some_and(|p| !p.is_empty()),
         precondition_uid: body
             .pointer("/preconditions/uid")
             .and_then(Value::as_str)

@@ -67,8 +67,15 @@ pub fn set_generation(rt: &ResourceType, object: &mut Value, generation: i64) {
 }
 
 /// Metadata rules every kind shares (V5).
+/// Webhook configurations are checked here too, having no schema to say their rules.
 pub fn validate_common(rt: &ResourceType, object: &Value) -> Vec<FieldCause> {
-    validate_metadata(object, name_rule(rt))
+    let mut causes = validate_metadata(object, name_rule(rt));
+    if rt.group == "admissionregistration.k8s.io"
+        && apimachinery::webhook_configurations::is_webhook_configuration(&rt.kind)
+    {
+        causes.extend(apimachinery::webhook_configurations::validate(&rt.kind, object));
+    }
+    causes
 }
 
 /// Field pairs between the two Event APIs, per the official conversion (B2).

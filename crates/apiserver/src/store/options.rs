@@ -15,6 +15,9 @@ pub enum FieldValidation {
 pub struct WriteOptions {
     pub dry_run: bool,
     pub field_manager: Option<String>,
+    /// Whether the request named the field manager (rather than the user agent giving it): only then
+    /// do admission webhooks see it in `options`.
+    pub field_manager_named: bool,
     pub field_validation: FieldValidation,
     /// The paths of the fields the request body repeats (found while decoding it).
     pub duplicate_fields: Vec<String>,
@@ -43,6 +46,8 @@ pub struct DeleteOptions {
     pub propagation: Propagation,
     pub precondition_uid: Option<String>,
     pub precondition_resource_version: Option<String>,
+    /// Whether the request named a `propagationPolicy` (admission webhooks see it in `options`).
+    pub propagation_named: bool,
 }
 
 /// The result of a write: the object as stored, `Warning` headers, and whether it was created.

@@ -50,3 +50,42 @@ impl Drop for WebhookServer {
         self.task.abort();
     }
 }
+
+/// Admission reviews as a webhook received them, kept for the test to read back.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    reviews: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+}
+
+impl Recorder {
+    /// A route that records each review and answers with `respond(review)` (the response's `uid` is
+    /// filled in).
+    pub fn route(&self, respond: fn(&serde_json::Value) -> serde_json::Value) -> axum::routing::MethodRouter {
+        let reviews = self.reviews.clone();
+        axum::routing::post(
+            move |axum::Json(review): axum::Json<serde_json::Value>| async move {
+                let mut response = respond(&review);
+                response["uid"] = review["request"]["uid"].clone();
+                if let Ok(mut reviews) = reviews.lock() {
+                    reviews.push(review);
+                }
+                axum::Json(serde_json::json!({"apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview", "response": response}))
+            },
+        )
+    }
+
+    /// The requests (`review.request`) received so far.
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        self.reviews
+            .lock()
+            .map(|reviews| reviews.iter().map(|r| r["request"].clone()).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn clear(&self) {
+        if let Ok(mut reviews) = self.reviews.lock() {
+            reviews.clear();
+        }
+    }
+}

@@ -16,9 +16,12 @@ use tokio::time::{Instant, timeout, timeout_at};
 use crate::scenario::{Action, KubeRsCall, Scenario, Step, Until, substitute};
 use crate::{Error, Result};
 
-/// How long one request, watch or kubectl run may take. Generous: a loaded 2-core machine runs both
+/// How long one request or watch may take. Generous: a loaded 2-core machine runs both
 /// servers; an answer that takes longer is recorded as a timeout, which the comparison shows.
 const STEP_LIMIT: Duration = Duration::from_secs(30);
+/// How long a kubectl or Python run may take: a process that starts an interpreter or reads discovery
+/// before its requests, several of them at once on a loaded machine, needs more room than one request.
+const PROGRAM_LIMIT: Duration = Duration::from_secs(90);
 /// How long an `until` step polls: the real kube-controller-manager's garbage collector rebuilds its
 /// graph every 30 s, so a collection can take that long plus the sweep.
 const UNTIL_LIMIT: Duration = Duration::from_secs(90);
@@ -321,7 +324,7 @@ impl Target {
     }
 
     /// Runs `program` with this server's kubeconfig and HOME, nothing else of the test's environment
-    /// but PATH and `env`, for at most [`STEP_LIMIT`].
+    /// but PATH and `env`, for at most [`PROGRAM_LIMIT`].
     async fn run_program(
         &self,
         program: &Path,
@@ -356,10 +359,10 @@ impl Target {
             }
             child.wait_with_output().await.map_err(|e| e.to_string())
         };
-        match timeout(STEP_LIMIT, run).await {
+        match timeout(PROGRAM_LIMIT, run).await {
             Ok(result) => result,
             Err(_) => Err(format!(
-                "{} did not finish within {STEP_LIMIT:?}",
+                "{} did not finish within {PROGRAM_LIMIT:?}",
                 program.display()
             )),
         }

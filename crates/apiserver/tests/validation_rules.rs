@@ -375,8 +375,182 @@ async fn a_crd_whose_rule_does_not_compile_is_refused(backend: Backend) {
     assert_eq!(missing.status, 404, "no refused CRD was stored");
 }
 
+/// A spec whose one field `name` holds `field` (with the given rules).
+fn spec_with(name: &str, field: Value) -> Value {
+    json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {name: field}}}})
+}
+
+const OVER_BUDGET_ADVICE: &str = "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where \
+                                  arrays, maps, and strings are declared)";
+
+async fn a_rule_too_expensive_for_its_bounds_refuses_the_crd_until_bounded(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let subject = "CustomResourceDefinition.apiextensions.k8s.io \"databases.cel.example.com\"";
+    let names_rule =
+        "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule";
+
+    // A regular expression over every item of a list of strings, neither bounded: a list as long as
+    // a request allows, of strings as long as a request allows.
+    let names = |list_bound: Value, item_bound: Value| {
+        let mut names = json!({"type": "array", "items": {"type": "string"},
+            "x-kubernetes-validations": [{"rule": "self.all(x, x.matches('^[a-z]+$'))"}]});
+        if !list_bound.is_null() {
+            names["maxItems"] = list_bound;
+        }
+        if !item_bound.is_null() {
+            names["items"]["maxLength"] = item_bound;
+        }
+        crd_with(spec_with("names", names))
+    };
+    let unbounded = request(
+        &client,
+        "POST",
+        CRDS,
+        "application/json",
+        names(Value::Null, Value::Null),
+    )
+    .await;
+    let rule_over = format!(
+        "Forbidden: estimated rule cost exceeds budget by factor of more than 100x {OVER_BUDGET_ADVICE}"
+    );
+    let schema_over = format!(
+        "Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget \
+         by factor of more than 100x {OVER_BUDGET_ADVICE}"
+    );
+    assert_invalid(
+        &unbounded,
+        subject,
+        &[
+            (names_rule, "FieldValueForbidden", &rule_over),
+            (
+                names_rule,
+                "FieldValueForbidden",
+                "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+            ),
+            (
+                "spec.validation.openAPIV3Schema",
+                "FieldValueForbidden",
+                &schema_over,
+            ),
+        ],
+    );
+    let strings_bounded = request(
+        &client,
+        "POST",
+        CRDS,
+        "application/json",
+        names(Value::Null, json!(20)),
+    )
+    .await;
+    assert_eq!(
+        strings_bounded.status, 422,
+        "a list without maxItems is still too long: {}",
+        strings_bounded.body
+    );
+
+    // A rule on the items of an unbounded list runs once per item a request can hold.
+    let groups = |list_bound: Value| {
+        let mut groups = json!({"type": "array", "items": {"type": "object",
+            "properties": {"name": {"type": "string", "maxLength": 10}},
+            "x-kubernetes-validations": [{"rule": "self.name.matches('^[a-z]+$')"}]}});
+        if !list_bound.is_null() {
+            groups["maxItems"] = list_bound;
+        }
+        crd_with(spec_with("groups", groups))
+    };
+    let per_item = request(&client, "POST", CRDS, "application/json", groups(Value::Null)).await;
+    assert_invalid(
+        &per_item,
+        subject,
+        &[(
+            "spec.validation.openAPIV3Schema.properties[spec].properties[groups].items.x-kubernetes-validations[0].rule",
+            "FieldValueForbidden",
+            &format!(
+                "Forbidden: estimated rule cost exceeds budget by factor of 1.258291x {OVER_BUDGET_ADVICE}"
+            ),
+        )],
+    );
+
+    common::install_crd(&client, groups(json!(100))).await;
+    let created = post(&client, json!({"groups": [{"name": "ops"}]})).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let refused = post(&client, json!({"groups": [{"name": "Ops"}]})).await;
+    assert_eq!(
+        refused.status, 422,
+        "the bounded rule still runs: {}",
+        refused.body
+    );
+
+    let bounded = request(
+        &client,
+        "PUT",
+        &format!("{CRDS}/databases.cel.example.com"),
+        "application/json",
+        {
+            let mut crd = names(json!(100), json!(20));
+            let stored = request(
+                &client,
+                "GET",
+                &format!("{CRDS}/databases.cel.example.com"),
+                "application/json",
+                Value::Null,
+            )
+            .await;
+            crd["metadata"]["resourceVersion"] = stored.body["metadata"]["resourceVersion"].clone();
+            crd
+        },
+    )
+    .await;
+    assert_eq!(
+        bounded.status, 200,
+        "bounded by maxItems and maxLength: {}",
+        bounded.body
+    );
+}
+
+async fn a_rule_over_the_runtime_limit_refuses_the_object(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    // Comparing every pair of 500 names is admitted (its estimate is under the limit for one rule
+    // of a schema) but costs more than one evaluation may spend once the list is full.
+    let rule = "self.all(x, self.all(y, x == y || x != y))";
+    common::install_crd(
+        &client,
+        crd_with(spec_with(
+            "names",
+            json!({"type": "array", "maxItems": 500, "items": {"type": "string", "maxLength": 10},
+                "x-kubernetes-validations": [{"rule": rule}]}),
+        )),
+    )
+    .await;
+
+    let few: Vec<String> = (0..10).map(|i| format!("n{i}")).collect();
+    let created = post(&client, json!({"names": few})).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+
+    let many: Vec<String> = (0..500).map(|i| format!("n{i}")).collect();
+    let mut full = database(json!({"names": many}));
+    full["metadata"]["name"] = json!("full");
+    let refused = request(&client, "POST", DATABASES, "application/json", full).await;
+    assert_invalid(
+        &refused,
+        "Database.cel.example.com \"full\"",
+        &[(
+            "spec.names",
+            "FieldValueInvalid",
+            &format!(
+                "Invalid value: \"array\": 'operation cancelled: actual cost limit exceeded': no further validation \
+                 rules will be run due to call cost exceeds limit for rule: {rule}"
+            ),
+        )],
+    );
+}
+
 testenv::each_control_plane!(
     rules_refuse_a_create_with_their_messages_reasons_and_field_paths,
     transition_rules_compare_updates_and_patches_with_the_stored_object,
     a_crd_whose_rule_does_not_compile_is_refused,
+    a_rule_too_expensive_for_its_bounds_refuses_the_crd_until_bounded,
+    a_rule_over_the_runtime_limit_refuses_the_object,
 );

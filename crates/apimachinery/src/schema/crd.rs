@@ -178,7 +178,11 @@ fn validate_schema_at(version: &Value, schema_path: &str, causes: &mut Vec<Field
         Some(schema) => {
             if let Err(schema_causes) = StructuralSchema::compile(schema) {
                 causes.extend(schema_causes.into_iter().map(|mut cause| {
-                    cause.field = child(schema_path, &cause.field);
+                    cause.field = if cause.field.is_empty() {
+                        schema_path.to_owned()
+                    } else {
+                        child(schema_path, &cause.field)
+                    };
                     if let Some(within) = cause.message.find(UNCORRELATABLE) {
                         let at = within + UNCORRELATABLE.len();
                         cause.message.insert_str(at, &format!("{schema_path}."));

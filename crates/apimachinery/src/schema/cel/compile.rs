@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::super::messages::{self, child, go_quote, index};
 use super::super::node::{Additional, JsonType, Node};
+use super::cost;
 use super::library::ENV;
 use super::rule::{Reason, Rule};
 use crate::FieldCause;
@@ -29,10 +30,11 @@ pub(crate) fn compile_rules(
         return Vec::new();
     };
     let list_path = child(path, "x-kubernetes-validations");
+    let is_root = path.is_empty() || node.embedded_resource;
     entries
         .iter()
         .enumerate()
-        .filter_map(|(i, entry)| compile_rule(entry, node, i, &index(&list_path, i), causes))
+        .filter_map(|(i, entry)| compile_rule(entry, node, is_root, i, &index(&list_path, i), causes))
         .map(Arc::new)
         .collect()
 }
@@ -40,6 +42,7 @@ pub(crate) fn compile_rules(
 fn compile_rule(
     entry: &Value,
     node: &Node,
+    is_root: bool,
     position_in_list: usize,
     path: &str,
     causes: &mut Vec<FieldCause>,
@@ -131,6 +134,10 @@ fn compile_rule(
         return None;
     }
     let transition = program.references().has_variable("oldSelf");
+    let estimated_cost = cost::estimated_cost(&program, node, is_root);
+    let message_estimated_cost = message_expression
+        .as_ref()
+        .map(|expression| cost::estimated_cost(expression, node, is_root));
     Some(Rule {
         index: position_in_list,
         source,
@@ -141,6 +148,9 @@ fn compile_rule(
         field_suffix,
         transition,
         optional_old_self: optional_old_self.unwrap_or(false),
+        is_root,
+        estimated_cost,
+        message_estimated_cost,
     })
 }
 

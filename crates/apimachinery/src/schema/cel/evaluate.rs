@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::super::messages::{self, child, index};
 use super::super::node::{ListType, Node};
+use super::cost::runtime::{Budget, Exceeded};
 use super::library::ENV;
 use super::rule::{Reason, Rule};
 use super::values::{field_node, root_to_cel, to_cel};
@@ -15,18 +16,21 @@ use crate::FieldCause;
 /// The causes of every failed rule in `object` (the root at `path` ""), `old` being the stored
 /// object on update.
 pub(crate) fn validate_rules(root: &Node, object: &Value, old: Option<&Value>, out: &mut Vec<FieldCause>) {
-    walk(root, object, old, "", true, out);
+    let mut budget = Some(Budget::default());
+    walk(root, object, old, "", true, &mut budget, out);
 }
 
+/// `budget` becomes `None` once a limit is exceeded: kube-apiserver then runs no further rule.
 fn walk(
     node: &Node,
     value: &Value,
     old: Option<&Value>,
     path: &str,
     is_root: bool,
+    budget: &mut Option<Budget>,
     out: &mut Vec<FieldCause>,
 ) {
-    if value.is_null() {
+    if value.is_null() || budget.is_none() {
         return;
     }
     if !node.rules.is_empty() {
@@ -40,6 +44,21 @@ fn walk(
         let this = convert(value);
         let previous = old.filter(|o| !o.is_null()).map(convert);
         for rule in &node.rules {
+            if rule.transition && previous.is_none() && !rule.optional_old_self {
+                continue;
+            }
+            let Some(spending) = budget.as_mut() else {
+                return;
+            };
+            let read: Vec<&Value> = [Some(value), old.filter(|_| rule.transition)]
+                .into_iter()
+                .flatten()
+                .collect();
+            if let Err(exceeded) = spending.charge(rule, node, rule.is_root, &read) {
+                out.push(out_of_budget(rule, node, path, exceeded));
+                *budget = None;
+                return;
+            }
             if let Some(cause) = check_rule(rule, node, &this, previous.as_ref(), path) {
                 out.push(cause);
             }
@@ -50,7 +69,15 @@ fn walk(
             for (name, field) in map {
                 if let Some(field_schema) = field_node(Some(node), name) {
                     let old_field = old.and_then(|o| o.get(name));
-                    walk(field_schema, field, old_field, &child(path, name), false, out);
+                    walk(
+                        field_schema,
+                        field,
+                        old_field,
+                        &child(path, name),
+                        false,
+                        budget,
+                        out,
+                    );
                 }
             }
         }
@@ -58,12 +85,28 @@ fn walk(
             if let Some(item_schema) = node.items.as_deref() {
                 for (i, item) in items.iter().enumerate() {
                     let old_item = correlated_item(node, item, old);
-                    walk(item_schema, item, old_item, &index(path, i), false, out);
+                    walk(item_schema, item, old_item, &index(path, i), false, budget, out);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// The cause reporting a rule that would exceed a cost limit, at the rule's node.
+fn out_of_budget(rule: &Rule, node: &Node, path: &str, exceeded: Exceeded) -> FieldCause {
+    let type_name = Value::String(node.ty.map(|t| t.name()).unwrap_or_default().to_owned());
+    let detail = match exceeded {
+        Exceeded::PerCall => format!(
+            "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+            rule.error_string()
+        ),
+        Exceeded::PerObject => {
+            "validation failed due to running out of cost budget, no further validation rules will be run"
+                .to_owned()
+        }
+    };
+    messages::invalid(path, &type_name, &detail)
 }
 
 /// The old item a new list item is compared with: only a `map` list's items correlate, by their keys.

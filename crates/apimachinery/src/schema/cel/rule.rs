@@ -48,6 +48,13 @@ pub(crate) struct Rule {
     pub transition: bool,
     /// `optionalOldSelf: true`: evaluated on create too, `oldSelf` then being `optional.none()`.
     pub optional_old_self: bool,
+    /// The rule sits at the root of a resource, where `apiVersion`, `kind` and `metadata` are read.
+    pub is_root: bool,
+    /// The worst-case cost of one evaluation with the schema's bounds (before multiplying by how
+    /// often the rule runs in one object).
+    pub estimated_cost: u64,
+    /// The same for `messageExpression`.
+    pub message_estimated_cost: Option<u64>,
 }
 
 impl Rule {

@@ -76,6 +76,7 @@ pub(crate) fn compile_root(schema: &Value) -> Result<Node, Vec<FieldCause>> {
         check_defaults(&node, "", &mut causes);
     }
     super::cel::compile::check_correlation(&node, "", None, &mut causes);
+    super::cel::cost::limits::check_costs(&node, &mut causes);
     if causes.is_empty() { Ok(node) } else { Err(causes) }
 }
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{AGE, BuiltInTable, Doc, NAME, column, fields, wide};
+use super::{AGE, BuiltInTable, Column, Doc, NAME, column, fields, wide};
 use crate::table::duration;
 
 const NODE_INFO: &str = "io.k8s.api.core.v1.NodeSystemInfo";
@@ -166,6 +166,28 @@ fn api_service(o: &Value, now: jiff::Timestamp) -> Vec<Value> {
         fields::age(o, now),
     ]
 }
+
+/// Mutating and validating webhook configurations share their columns.
+pub static WEBHOOK_CONFIGURATION: BuiltInTable = BuiltInTable {
+    columns: &[
+        NAME,
+        Column {
+            column_type: "integer",
+            ..column(
+                "Webhooks",
+                Doc::Text("Webhooks indicates the number of webhooks registered in this configuration"),
+            )
+        },
+        AGE,
+    ],
+    cells: |o, now| {
+        vec![
+            fields::name(o),
+            json!(fields::count(o, "/webhooks")),
+            fields::age(o, now),
+        ]
+    },
+};
 
 pub static CERTIFICATE_SIGNING_REQUEST: BuiltInTable = BuiltInTable {
     columns: &[

@@ -124,6 +124,10 @@ pub fn table(group: &str, kind: &str) -> Option<&'static BuiltInTable> {
         ("discovery.k8s.io", "EndpointSlice") => &cluster::ENDPOINT_SLICE,
         ("apiregistration.k8s.io", "APIService") => &cluster::API_SERVICE,
         ("certificates.k8s.io", "CertificateSigningRequest") => &cluster::CERTIFICATE_SIGNING_REQUEST,
+        (
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration",
+        ) => &cluster::WEBHOOK_CONFIGURATION,
         ("", "Pod") => &pod::POD,
         ("", "Event") => &events::CORE_EVENT,
         ("events.k8s.io", "Event") => &events::EVENT,

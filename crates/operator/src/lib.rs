@@ -9,8 +9,10 @@
 //! - [`manager`]: process concerns: CLI, leader election, probes, shutdown, dev mode; it starts the
 //!   controllers.
 //!
-//! Dependencies point one way: the manager uses the controllers and the runtime, the controllers use
-//! the runtime, and the runtime uses neither.
+//! Dependencies point one way, down this list: the manager uses everything; the controllers and the
+//! webhooks use the runtime, the database and the types but not each other; the runtime uses neither
+//! (only the database's metrics); the types ([`api`]) use nothing of this crate, so that the CRDs say
+//! what the kinds are while [`webhook::configurations`] says where their conversion is served.
 
 pub mod api;
 pub mod controllers;

@@ -77,7 +77,7 @@ async fn execute(cli: Cli) -> operator::Result<()> {
             run::run(client().await?, args, shutdown).await
         }
         Command::Dev(args) => dev(args).await,
-        Command::Install => crds::install(&client().await?).await,
+        Command::Install => crds::install(&client().await?, in_cluster_crds()).await,
         Command::Uninstall => crds::uninstall(&client().await?).await,
         Command::MigrateStorage => {
             for line in operator::manager::migrate::migrate_storage(&client().await?).await? {
@@ -90,7 +90,7 @@ async fn execute(cli: Cli) -> operator::Result<()> {
         }
         Command::Crds { out_dir } => {
             let mut documents = Vec::new();
-            for crd in operator::api::crds() {
+            for crd in in_cluster_crds() {
                 let name = crd.metadata.name.clone().unwrap_or_default();
                 let yaml = serde_yaml::to_string(&crd).map_err(|e| operator::Error::Config(e.to_string()))?;
                 documents.push((format!("{name}.yaml"), yaml));
@@ -98,6 +98,12 @@ async fn execute(cli: Cli) -> operator::Result<()> {
             write_documents(documents, out_dir)
         }
     }
+}
+
+/// The CRDs as deployed: VoteConfig converting through the webhook Service of `config/webhook`.
+fn in_cluster_crds()
+-> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
+    operator::webhook::configurations::crds(&operator::webhook::configurations::Endpoint::InCluster)
 }
 
 /// Each `(file name, YAML)` into `out_dir`, or all to stdout as one multi-document stream.

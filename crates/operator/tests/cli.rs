@@ -1,5 +1,6 @@
 //! The `operator` binary as users run it: `operator dev` end to end with kubectl and psql (a throwaway
-//! database, one named by flags or the environment, none without postgres-writer), and managers with
+//! database, one named by flags or the environment, none without postgres-writer; its own webhooks
+//! converting, defaulting and validating with no step), and managers with
 //! leader election: one leads, a standby takes over when it dies or lets go, and each exits 0 on a
 //! signal within the graceful-shutdown bound.
 
@@ -225,32 +226,41 @@ async fn psql(config: tokio_postgres::Config) -> tokio_postgres::Client {
     sql
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn dev_serves_kubectl_writes_rows_never_prints_the_password_and_leaves_no_process_behind() {
-    let mut dev = Dev::spawn(&[], &[]);
-    let database = dev.ready();
+/// Where the throwaway database of `database` (dev mode's `Database:` line) is, and its password file.
+fn throwaway_database(database: &str) -> (&str, PathBuf) {
     // `Database: postgres://postgres@127.0.0.1:<port>/postgres (throwaway; its password is in <file>)`
     let (location, password_file) = database
         .trim_start_matches("Database: ")
         .trim_end_matches(')')
         .split_once(" (throwaway; its password is in ")
         .unwrap_or_else(|| panic!("where the database is and where its password is: {database}"));
-    let password_file = PathBuf::from(password_file);
+    (location, PathBuf::from(password_file))
+}
+
+/// The password in a PGPASSFILE line: host:port:database:user:password.
+fn pgpass_password(password_file: &Path) -> String {
+    let pgpass = std::fs::read_to_string(password_file).expect("the password file");
+    pgpass
+        .trim_end()
+        .rsplit(':')
+        .next()
+        .expect("a password")
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dev_serves_kubectl_writes_rows_never_prints_the_password_and_leaves_no_process_behind() {
+    let mut dev = Dev::spawn(&[], &[]);
+    let database = dev.ready();
+    let (location, password_file) = throwaway_database(&database);
     assert_eq!(password_file, dev.kubeconfig().with_file_name("pgpass"));
     let mode = std::fs::metadata(&password_file)
         .expect("the password file")
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600, "only its owner reads the password file");
-    // A PGPASSFILE line: host:port:database:user:password.
-    let pgpass = std::fs::read_to_string(&password_file).expect("the password file");
-    let password = pgpass
-        .trim_end()
-        .rsplit(':')
-        .next()
-        .expect("a password")
-        .to_owned();
-    assert!(password.len() >= 16, "a real password: {pgpass}");
+    let password = pgpass_password(&password_file);
+    assert!(password.len() >= 16, "a real password: {password_file:?}");
     let printed = dev.printed();
     assert!(
         printed.contains(&format!("export PGPASSFILE={}", password_file.display())),
@@ -393,6 +403,85 @@ async fn dev_without_postgres_writer_runs_no_database() {
     assert!(!dev.kubeconfig().with_file_name("pgpass").exists());
     let printed = dev.printed();
     assert!(!printed.contains("psql"), "{printed}");
+    let status = dev.interrupt().await;
+    assert!(status.success(), "{status:?}");
+}
+
+/// `kubectl get <resource> pets -o json` against `dev`.
+fn get_json(dev: &Dev, resource: &str, name: &str) -> serde_json::Value {
+    let output = support::kubectl(&dev.kubeconfig(), &["get", resource, name, "-o", "json"]);
+    serde_json::from_str(&output).expect("kubectl prints JSON")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dev_converts_defaults_and_validates_through_its_own_webhooks_with_no_step() {
+    let mut dev = Dev::spawn(&[], &[]);
+    let database = dev.ready();
+    let (location, password_file) = throwaway_database(&database);
+    let mut config: tokio_postgres::Config = location.parse().expect("a connection string");
+    config.password(pgpass_password(&password_file));
+    let sql = psql(config).await;
+    // A table PostgresWriter cannot write: its age is text.
+    sql.batch_execute(
+        "CREATE TABLE grades (id text PRIMARY KEY, name text NOT NULL, age text NOT NULL, \
+         country text NOT NULL, owner_uid text NOT NULL)",
+    )
+    .await
+    .expect("a table");
+
+    // Defaulting: the sample's third option has no color and gets the first palette color the
+    // other two do not use.
+    apply_sample(&dev, "voting_v1_voteconfig.yaml");
+    let pets = get_json(&dev, "voteconfigs.v1.voting.schoolofdevops.com", "pets");
+    let colors: Vec<&str> = pets["spec"]["options"]
+        .as_array()
+        .expect("options")
+        .iter()
+        .map(|o| o["color"].as_str().unwrap_or("none"))
+        .collect();
+    assert_eq!(colors, ["#FF6B6B", "#4ECDC4", "#E6194B"]);
+
+    // Conversion, both ways: the v1 object read as v1alpha1, the v1alpha1 sample read as v1.
+    let old = get_json(&dev, "voteconfigs.v1alpha1.voting.schoolofdevops.com", "pets");
+    assert_eq!(old["apiVersion"], "voting.schoolofdevops.com/v1alpha1");
+    assert_eq!(
+        old["metadata"]["annotations"]["voting.schoolofdevops.com/question"],
+        "Which pet should be the team's mascot?"
+    );
+    assert_eq!(old["spec"]["options"], pets["spec"]["options"]);
+    apply_sample(&dev, "voting_v1alpha1_voteconfig.yaml");
+    let polls = get_json(&dev, "voteconfigs.v1.voting.schoolofdevops.com", "polls");
+    assert_eq!(polls["apiVersion"], "voting.schoolofdevops.com/v1");
+    assert_eq!(polls["spec"]["options"][1]["label"], "Spaces");
+
+    // Validation: a PostgresWriter naming that table is refused with the webhook's reason.
+    let manifest = dev.dir.path().join("grades.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: demo.yash.com/v1\nkind: PostgresWriter\nmetadata: {name: ada, namespace: default}\n\
+         spec: {table: grades, name: ada, age: 36, country: uk}\n",
+    )
+    .expect("manifest written");
+    let refused = Command::new("kubectl")
+        .args(["apply", "--request-timeout=20s", "-f"])
+        .arg(&manifest)
+        .env("KUBECONFIG", dev.kubeconfig())
+        .env("HOME", dev.dir.path())
+        .output()
+        .expect("kubectl runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "refused: {stderr}");
+    assert!(
+        stderr.contains(
+            "admission webhook \"vpostgreswriter-v1.demo.yash.com\" denied the request: spec.table: table \
+             grades cannot hold PostgresWriter rows (column age is text, expected integer): alter the table \
+             or name another one"
+        ),
+        "{stderr}"
+    );
+    let listed = support::kubectl(&dev.kubeconfig(), &["get", "postgreswriters", "-o", "name"]);
+    assert_eq!(listed, "", "nothing was stored");
+
     let status = dev.interrupt().await;
     assert!(status.success(), "{status:?}");
 }

@@ -3,10 +3,12 @@
 
 use std::path::Path;
 
+use operator::webhook::configurations::{self, Endpoint};
+
 #[test]
 fn committed_crds_match_the_code() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/crd");
-    for crd in operator::api::crds() {
+    for crd in configurations::crds(&Endpoint::InCluster) {
         let name = crd.metadata.name.clone().unwrap();
         let generated = serde_yaml::to_string(&crd).unwrap();
         let committed = std::fs::read_to_string(dir.join(format!("{name}.yaml")))
@@ -21,7 +23,7 @@ fn committed_crds_match_the_code() {
 #[test]
 fn committed_webhook_manifests_match_the_code() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/webhook");
-    for (file, generated) in operator::webhook::configurations::manifests().unwrap() {
+    for (file, generated) in configurations::manifests().unwrap() {
         let committed = std::fs::read_to_string(dir.join(&file))
             .unwrap_or_else(|e| panic!("config/webhook/{file}: {e}: run `make manifests`"));
         assert_eq!(

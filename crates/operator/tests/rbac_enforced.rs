@@ -1,6 +1,7 @@
 //! config/rbac enforced by the real kube-apiserver (`--authorization-mode=RBAC`, with the
 //! OwnerReferencesPermissionEnforcement admission plugin hardened clusters run). `config/default` is
-//! rendered and applied as `make deploy` applies it, and `operator run --leader-elect` runs as the
+//! rendered and applied as `make deploy` applies it (its admission webhooks then removed: no pod serves
+//! them here), and `operator run --leader-elect` runs as the
 //! manager's ServiceAccount, with a token the API server issued for it. Then:
 //! 1. with the roles as written, leader election and every controller work: each kind is reconciled to
 //!    Ready and deleted cleanly;
@@ -268,8 +269,17 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
     let dir = tempfile::tempdir().unwrap();
     let admin = dir.path().join("admin.kubeconfig");
     plane.write_kubeconfig(&admin).unwrap();
+    // config/default includes cert-manager's Issuer and Certificate: their CRDs must be known.
+    support::install_cert_manager_crds(&client).await;
     support::kubectl(&admin, &["apply", "-k", "config/default"]);
     support::wait_established(&client).await;
+    // No pod serves the webhook Service here (the manager runs as a process beside the control plane,
+    // outside any cluster network), so the admission configurations config/default registers would
+    // refuse every VoteConfig (failurePolicy Fail). RBAC is this test's subject; tests/webhooks.rs
+    // covers admission on this control plane.
+    for kind in ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"] {
+        support::kubectl(&admin, &["delete", kind, "--all"]);
+    }
     let kubeconfig = dir.path().join("manager.kubeconfig");
     service_account_kubeconfig(&plane, &client, &kubeconfig).await;
     let pg = ThrowawayPostgres::start()

@@ -4,33 +4,16 @@ pub mod postgres_writer;
 pub mod vote_config;
 pub mod web_app;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceConversion, CustomResourceDefinition, WebhookConversion,
-};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::webhook::{CONVERSION_PATH, configurations::Endpoint};
-
-/// Every CRD this operator serves, in the order `operator crds` prints them, with VoteConfig's
-/// conversion webhook reached through the in-cluster Service (`config/webhook`).
+/// Every CRD of this operator as its types declare it, in the order `operator crds` prints them.
+/// VoteConfig's conversion stanza is not here: where the conversion webhook listens is the webhook
+/// layer's knowledge, and [`crate::webhook::configurations::crds`] adds it to what is installed.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    crds_converting_at(&Endpoint::InCluster)
-}
-
-/// Every CRD, VoteConfig's converting through the webhook at `endpoint` (dev mode and tests point it
-/// at a listener of their own).
-pub fn crds_converting_at(endpoint: &Endpoint) -> Vec<CustomResourceDefinition> {
-    let mut vote_config = vote_config::crd();
-    vote_config.spec.conversion = Some(CustomResourceConversion {
-        strategy: "Webhook".into(),
-        webhook: Some(WebhookConversion {
-            client_config: Some(endpoint.conversion(CONVERSION_PATH)),
-            conversion_review_versions: vec!["v1".into()],
-        }),
-    });
     vec![
         postgres_writer::PostgresWriter::crd(),
-        vote_config,
+        vote_config::crd(),
         web_app::WebApp::crd(),
     ]
 }
@@ -50,11 +33,6 @@ mod tests {
             .map(|v| (v["name"].as_str().unwrap(), v["storage"].as_bool().unwrap()))
             .collect();
         assert_eq!(versions, [("v1alpha1", false), ("v1", true)]);
-        assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
-        assert_eq!(
-            crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["path"],
-            "/convert"
-        );
         let options = &crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
             ["options"];
         assert_eq!(

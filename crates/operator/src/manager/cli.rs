@@ -62,6 +62,9 @@ pub enum Command {
 /// Where `operator dev` serves /metrics and the probes unless told otherwise: loopback.
 pub const DEV_METRICS_BIND_ADDRESS: &str = "127.0.0.1:8080";
 pub const DEV_HEALTH_PROBE_BIND_ADDRESS: &str = "127.0.0.1:8081";
+/// Where `operator dev` serves the webhooks unless told otherwise: a free loopback port, which it
+/// registers with its embedded API server.
+pub const DEV_WEBHOOK_BIND_ADDRESS: &str = "127.0.0.1:0";
 
 /// Where controller-runtime's webhook server looks for its certificate, and so where ours does.
 pub const DEFAULT_WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
@@ -88,12 +91,13 @@ pub struct RunArgs {
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
     pub health_probe_bind_address: String,
     /// Where the webhooks (conversion, defaulting, validation) are served over HTTPS, on every replica
-    /// (`0` turns them off). Served only when --webhook-cert-dir holds a certificate.
+    /// (`0` turns them off). Served only when --webhook-cert-dir holds a certificate. `dev` serves them
+    /// on a free loopback port by default, always.
     #[arg(long, env = "WEBHOOK_BIND_ADDRESS", default_value = ":9443")]
     pub webhook_bind_address: String,
     /// The directory with the webhook server's tls.crt and tls.key (cert-manager's Secret in a
     /// cluster). Without them at the default place the webhooks are off; a directory given explicitly
-    /// must hold them.
+    /// must hold them. `dev` makes its own, under a CA made for the run, and does not read this.
     #[arg(long, env = "WEBHOOK_CERT_DIR", default_value = DEFAULT_WEBHOOK_CERT_DIR)]
     pub webhook_cert_dir: PathBuf,
     /// Hold a Lease so that only one replica reconciles at a time.
@@ -122,12 +126,13 @@ pub struct RunArgs {
     pub postgres_writer: postgres_writer::Settings,
 }
 
-/// Dev mode serves metrics and probes on loopback only: a laptop on a shared network should not
-/// publish them. `--metrics-bind-address :8080` still opens them to every interface.
+/// Dev mode serves metrics, probes and webhooks on loopback only: a laptop on a shared network should
+/// not publish them. `--metrics-bind-address :8080` still opens them to every interface.
 #[derive(Args, Debug, Clone)]
 #[command(
     mut_arg("metrics_bind_address", |arg| arg.default_value(DEV_METRICS_BIND_ADDRESS)),
     mut_arg("health_probe_bind_address", |arg| arg.default_value(DEV_HEALTH_PROBE_BIND_ADDRESS)),
+    mut_arg("webhook_bind_address", |arg| arg.default_value(DEV_WEBHOOK_BIND_ADDRESS)),
 )]
 pub struct DevArgs {
     /// Where to write the kubeconfig of the embedded API server.
@@ -317,7 +322,11 @@ mod tests {
         let Command::Dev(dev) = Cli::try_parse_from(["operator", "dev"]).unwrap().command else {
             panic!("dev")
         };
-        for address in [&dev.run.metrics_bind_address, &dev.run.health_probe_bind_address] {
+        for address in [
+            &dev.run.metrics_bind_address,
+            &dev.run.health_probe_bind_address,
+            &dev.run.webhook_bind_address,
+        ] {
             let bound = bind_address(address).unwrap().unwrap();
             assert!(bound.ip().is_loopback(), "{address}");
         }
@@ -333,5 +342,59 @@ mod tests {
             panic!("dev")
         };
         assert_eq!(dev.run.metrics_bind_address, ":9090");
+    }
+
+    #[test]
+    fn webhooks_are_served_where_controller_runtime_serves_them() {
+        let run = run_args(&[]).unwrap();
+        assert_eq!(run.webhook_bind_address, ":9443");
+        assert_eq!(
+            bind_address(&run.webhook_bind_address).unwrap(),
+            Some("0.0.0.0:9443".parse().unwrap())
+        );
+        assert_eq!(
+            run.webhook_cert_dir,
+            PathBuf::from("/tmp/k8s-webhook-server/serving-certs")
+        );
+        let run = run_args(&[
+            "--webhook-bind-address",
+            "127.0.0.1:10443",
+            "--webhook-cert-dir",
+            "/certs",
+        ])
+        .unwrap();
+        assert_eq!(
+            bind_address(&run.webhook_bind_address).unwrap(),
+            Some("127.0.0.1:10443".parse().unwrap())
+        );
+        assert_eq!(run.webhook_cert_dir, PathBuf::from("/certs"));
+        assert_eq!(
+            bind_address(
+                &run_args(&["--webhook-bind-address", "0"])
+                    .unwrap()
+                    .webhook_bind_address
+            )
+            .unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn webhook_flags_read_the_environment() {
+        // Parsed from explicit values rather than the process environment, which tests share: clap
+        // names the variable in the argument's definition.
+        let command = Cli::command();
+        let run = command.find_subcommand("run").unwrap();
+        let env = |id: &str| {
+            run.get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_env())
+                .map(|e| e.to_string_lossy().into_owned())
+        };
+        assert_eq!(
+            env("webhook_bind_address").as_deref(),
+            Some("WEBHOOK_BIND_ADDRESS")
+        );
+        assert_eq!(env("webhook_cert_dir").as_deref(), Some("WEBHOOK_CERT_DIR"));
     }
 }

@@ -13,10 +13,12 @@ use crate::{Error, Result};
 /// How long a CRD may take to be established before `install` gives up.
 const ESTABLISHED_WITHIN: Duration = Duration::from_secs(30);
 
-/// Applies every CRD by server-side apply and waits until each is established.
-pub async fn install(client: &kube::Client) -> Result<()> {
+/// Applies `crds` by server-side apply and waits until each is established. `operator install` gives
+/// it [`crate::webhook::configurations::crds`] converting through the in-cluster Service; dev mode,
+/// converting through its own listener.
+pub async fn install(client: &kube::Client, crds: Vec<CustomResourceDefinition>) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in crate::api::crds() {
+    for crd in crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
         api.patch(
             &name,

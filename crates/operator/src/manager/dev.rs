@@ -1,22 +1,36 @@
 //! `operator dev`: the whole product on one machine with nothing configured. The embedded API server,
-//! the CRDs, the chosen controllers and, when postgres-writer is among them, a throwaway PostgreSQL
-//! unless a flag or the environment names a database. What it prints never holds a password.
+//! the webhooks (on loopback, under a throwaway CA, registered with that API server), the CRDs, the
+//! chosen controllers and, when postgres-writer is among them, a throwaway PostgreSQL unless a flag or
+//! the environment names a database. What it prints never holds a password.
 
 use std::{
     io::Write,
+    net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr},
     os::unix::fs::{OpenOptionsExt, PermissionsExt},
     path::{Path, PathBuf},
 };
 
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kube::{
+    Api,
+    api::{Patch, PatchParams},
+};
 use tokio::sync::watch;
 
 use super::{
     cli::{ControllerName, DevArgs},
-    crds, run,
+    crds,
+    run::{self, Manager},
 };
 use crate::{
     Error, Result,
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
+    webhook::{
+        configurations::{self, Endpoint},
+        tls::{self, ThrowawayCa},
+    },
 };
 
 /// The database `operator dev` runs postgres-writer against.
@@ -43,7 +57,6 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
         .write_kubeconfig(&args.kubeconfig)
         .map_err(|e| Error::Config(format!("writing {}: {e}", args.kubeconfig.display())))?;
     let client = server.client();
-    crds::install(&client).await?;
 
     let kubeconfig = std::path::absolute(&args.kubeconfig).unwrap_or(args.kubeconfig.clone());
     let database = if !args.run.controllers.contains(&ControllerName::PostgresWriter) {
@@ -65,7 +78,18 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
         }
     };
 
+    // The webhooks listen before the CRDs and configurations that send the API server to them exist:
+    // from the first request on, VoteConfigs convert and default, and PostgresWriters are validated.
+    let manager = Manager::start(&args.run).await?;
+    let webhooks = serve_webhooks(&manager, &args).await?;
+    crds::install(&client, configurations::crds(&webhooks.endpoint)).await?;
+    register_webhooks(&client, &webhooks.endpoint).await?;
+
     println!("API server: {}", server.url());
+    println!(
+        "Webhooks: {} (conversion, defaulting, validation; under a CA made for this run)",
+        webhooks.base
+    );
     let location = match &database {
         Database::None => None,
         Database::Given => Some(location(&args.run.database)?),
@@ -99,13 +123,86 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
         println!("  psql \"{location}\" -c 'select * from students'");
     }
     println!("Ctrl-C stops everything.");
-    let result = run::run(client, args.run, shutdown).await;
+    let result = manager.run_controllers(client, args.run, shutdown).await;
     server.shutdown().await;
     if let Database::Throwaway { password_file, .. } = &database {
         // The cluster it opens goes with this process.
         let _ = std::fs::remove_file(password_file);
     }
     result
+}
+
+/// The webhook server of dev mode.
+struct DevWebhooks {
+    /// `https://127.0.0.1:<port>`.
+    base: String,
+    /// Where the API server reaches them, trusting the CA made for this run.
+    endpoint: Endpoint,
+    /// The certificate and key, removed when dev mode ends.
+    _certificate: tempfile::TempDir,
+}
+
+/// Serves the webhooks on `--webhook-bind-address` (loopback by default) with a certificate from a
+/// CA made for this run.
+async fn serve_webhooks(manager: &Manager, args: &DevArgs) -> Result<DevWebhooks> {
+    let addr = run::webhook_address(&args.run)?.ok_or_else(|| {
+        Error::Config(
+            "dev mode serves the webhooks itself (VoteConfig needs its conversion webhook): give \
+             --webhook-bind-address an address such as 127.0.0.1:0, not 0"
+                .into(),
+        )
+    })?;
+    let mut names = vec!["127.0.0.1".to_owned(), "::1".to_owned(), "localhost".to_owned()];
+    if !addr.ip().is_unspecified() {
+        names.push(addr.ip().to_string());
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let ca = ThrowawayCa::generate(&names)?;
+    let dir = tempfile::Builder::new()
+        .prefix("operator-dev-webhook-")
+        .tempdir()?;
+    ca.write_to(dir.path())?;
+    let server = manager
+        .serve_webhooks(addr, tls::server_config(dir.path())?, &args.run)
+        .await?;
+    let base = format!("https://{}", reachable(server.bound));
+    Ok(DevWebhooks {
+        endpoint: Endpoint::Url {
+            base: base.clone(),
+            ca_pem: ca.ca_pem,
+        },
+        base,
+        _certificate: dir,
+    })
+}
+
+/// The address the API server dials for a listener bound at `bound`: loopback for every interface.
+fn reachable(bound: SocketAddr) -> SocketAddr {
+    let ip = match bound.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, bound.port())
+}
+
+/// Applies the mutating and validating configurations pointing at `endpoint`. The embedded API server
+/// reads them at every request, so they apply from the next request on.
+async fn register_webhooks(client: &kube::Client, endpoint: &Endpoint) -> Result<()> {
+    let apply = PatchParams::apply("operator-dev").force();
+    let mutating = configurations::mutating(endpoint);
+    Api::<MutatingWebhookConfiguration>::all(client.clone())
+        .patch(configurations::MUTATING_NAME, &apply, &Patch::Apply(&mutating))
+        .await?;
+    let validating = configurations::validating(endpoint);
+    Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .patch(
+            configurations::VALIDATING_NAME,
+            &apply,
+            &Patch::Apply(&validating),
+        )
+        .await?;
+    Ok(())
 }
 
 /// `postgres://user@host:port/dbname` of a configured database: where it is, never its password,
@@ -167,6 +264,15 @@ fn write_private(path: &Path, contents: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listener_on_every_interface_is_reached_on_loopback() {
+        let reached = |bound: &str| reachable(bound.parse().unwrap()).to_string();
+        assert_eq!(reached("0.0.0.0:9443"), "127.0.0.1:9443");
+        assert_eq!(reached("[::]:9443"), "[::1]:9443");
+        assert_eq!(reached("127.0.0.1:40000"), "127.0.0.1:40000");
+        assert_eq!(reached("192.0.2.7:9443"), "192.0.2.7:9443");
+    }
 
     #[test]
     fn a_location_names_host_port_user_and_database_but_never_the_password() {

@@ -1,9 +1,10 @@
 //! The manager: serves metrics and probes, optionally waits to lead, runs the chosen controllers, and
 //! stops them on shutdown (in-flight reconciles finish) or at once when leadership is lost.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use tokio::{sync::watch, task::JoinSet};
+use tokio_rustls::rustls;
 
 use super::{
     cli::{ControllerName, RunArgs, bind_address},
@@ -24,86 +25,143 @@ pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error). A held Lease
 /// is released on the way out, so that another replica takes over at once.
 pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
-    let metrics = Arc::new(Metrics::new());
-    let readiness = Arc::new(Readiness::default());
-    // Not ready before every controller's cache has synced. A standby replica runs no controller and
-    // is ready: it is healthy, only not leading.
-    if !args.leader_elect {
-        expect_controllers(&readiness, &args.controllers);
-    }
-    if let Some(addr) = bind_address(&args.metrics_bind_address).map_err(Error::Config)? {
-        let bound = probes::serve_metrics(addr, metrics.clone())
-            .await
-            .map_err(|e| Error::Config(format!("metrics server on {addr}: {e}")))?;
-        tracing::info!(%bound, "serving /metrics");
-    }
-    if let Some(addr) = bind_address(&args.health_probe_bind_address).map_err(Error::Config)? {
-        let bound = probes::serve_probes(addr, readiness.clone())
-            .await
-            .map_err(|e| Error::Config(format!("probe server on {addr}: {e}")))?;
-        tracing::info!(%bound, "serving /healthz and /readyz");
-    }
-    // A Postgres pool is only needed, and only configured, when its controller runs.
-    let pool = if args.controllers.contains(&ControllerName::PostgresWriter) {
-        Some(args.database.connect()?)
-    } else {
-        None
-    };
+    let manager = Manager::start(&args).await?;
     // Before the election: a standby answers admission and conversion as the leader does.
-    serve_webhooks(&args, &metrics, &readiness, pool.as_ref()).await?;
-
-    let mut leadership = None;
-    if args.leader_elect {
-        match leader::acquire(&client, &args, shutdown.clone()).await? {
-            Some(held) => leadership = Some(held),
-            None => return Ok(()), // Shut down while waiting to lead.
-        }
-        expect_controllers(&readiness, &args.controllers);
+    if let Some(addr) = webhook_address(&args)? {
+        serve_webhooks_from_cert_dir(&manager, addr, &args).await?;
     }
-
-    let ctx = ControllerContext {
-        client,
-        metrics,
-        readiness,
-        concurrency: args.max_concurrent_reconciles.max(1),
-        resync: Duration::from_secs(args.resync_interval_seconds),
-        shutdown: shutdown.clone(),
-    };
-    let mut controllers = JoinSet::new();
-    // Which controller each task runs, to name the one that panics.
-    let mut names = HashMap::new();
-    for name in &args.controllers {
-        let ctx = ctx.clone();
-        let task = match name {
-            ControllerName::PostgresWriter => {
-                let pool = pool
-                    .clone()
-                    .ok_or_else(|| Error::Config("postgres-writer needs a database".into()))?;
-                controllers.spawn(postgres_writer::run(ctx, pool, args.postgres_writer.clone()))
-            }
-            ControllerName::VoteConfig => controllers.spawn(vote_config::run(ctx)),
-            ControllerName::WebApp => controllers.spawn(web_app::run(ctx)),
-        };
-        names.insert(task.id(), controller_name(*name));
-    }
-    tracing::info!(controllers = ?args.controllers, "controllers started");
-    let outcome = supervise(&mut controllers, &names, leadership.as_mut()).await;
-    if let Some(leadership) = leadership {
-        leadership.release().await;
-    }
-    outcome
+    manager.run_controllers(client, args, shutdown).await
 }
 
-/// Starts the webhook server when it is on and has a certificate (see `--webhook-cert-dir`).
-async fn serve_webhooks(
-    args: &RunArgs,
-    metrics: &Arc<Metrics>,
-    readiness: &Arc<Readiness>,
-    pool: Option<&crate::db::Pool>,
-) -> Result<()> {
-    let Some(addr) = bind_address(&args.webhook_bind_address).map_err(Error::Config)? else {
-        return Ok(());
-    };
+/// What the manager's parts share: the metrics every part records, the readiness the probes report,
+/// and the database pool when postgres-writer runs (its controller and the validating webhook use it).
+pub struct Manager {
+    metrics: Arc<Metrics>,
+    readiness: Arc<Readiness>,
+    pool: Option<crate::db::Pool>,
+}
+
+impl Manager {
+    /// Serves /metrics and the probes as `args` say, and opens the database pool if it is needed.
+    pub async fn start(args: &RunArgs) -> Result<Self> {
+        let metrics = Arc::new(Metrics::new());
+        let readiness = Arc::new(Readiness::default());
+        // Not ready before every controller's cache has synced. A standby replica runs no controller
+        // and is ready: it is healthy, only not leading.
+        if !args.leader_elect {
+            expect_controllers(&readiness, &args.controllers);
+        }
+        if let Some(addr) = bind_address(&args.metrics_bind_address).map_err(Error::Config)? {
+            let bound = probes::serve_metrics(addr, metrics.clone())
+                .await
+                .map_err(|e| Error::Config(format!("metrics server on {addr}: {e}")))?;
+            tracing::info!(%bound, "serving /metrics");
+        }
+        if let Some(addr) = bind_address(&args.health_probe_bind_address).map_err(Error::Config)? {
+            let bound = probes::serve_probes(addr, readiness.clone())
+                .await
+                .map_err(|e| Error::Config(format!("probe server on {addr}: {e}")))?;
+            tracing::info!(%bound, "serving /healthz and /readyz");
+        }
+        // A Postgres pool is only needed, and only configured, when its controller runs.
+        let pool = if args.controllers.contains(&ControllerName::PostgresWriter) {
+            Some(args.database.connect()?)
+        } else {
+            None
+        };
+        Ok(Self {
+            metrics,
+            readiness,
+            pool,
+        })
+    }
+
+    /// Serves the webhooks on `addr` with `tls`, in the background; `/readyz` includes the listener.
+    pub async fn serve_webhooks(
+        &self,
+        addr: SocketAddr,
+        tls: rustls::ServerConfig,
+        args: &RunArgs,
+    ) -> Result<webhook::server::WebhookServer> {
+        let tables = self.pool.as_ref().map(|pool| webhook::validation::TableCheck {
+            store: crate::db::RowStore::new(pool.clone(), self.metrics.database.clone()),
+            auto_create: args.postgres_writer.auto_create_tables,
+        });
+        let state = webhook::server::WebhookState {
+            metrics: self.metrics.clone(),
+            tables,
+        };
+        let server = webhook::server::serve(addr, tls, state, &self.readiness)
+            .await
+            .map_err(|e| Error::Config(format!("webhook server on {addr}: {e}")))?;
+        tracing::info!(bound = %server.bound, "serving webhooks");
+        Ok(server)
+    }
+
+    /// Waits to lead if `args` ask for leader election, then runs the chosen controllers until
+    /// `shutdown`, a failure, or the loss of leadership.
+    pub async fn run_controllers(
+        self,
+        client: kube::Client,
+        args: RunArgs,
+        shutdown: watch::Receiver<bool>,
+    ) -> Result<()> {
+        let Manager {
+            metrics,
+            readiness,
+            pool,
+        } = self;
+        let mut leadership = None;
+        if args.leader_elect {
+            match leader::acquire(&client, &args, shutdown.clone()).await? {
+                Some(held) => leadership = Some(held),
+                None => return Ok(()), // Shut down while waiting to lead.
+            }
+            expect_controllers(&readiness, &args.controllers);
+        }
+
+        let ctx = ControllerContext {
+            client,
+            metrics,
+            readiness,
+            concurrency: args.max_concurrent_reconciles.max(1),
+            resync: Duration::from_secs(args.resync_interval_seconds),
+            shutdown: shutdown.clone(),
+        };
+        let mut controllers = JoinSet::new();
+        // Which controller each task runs, to name the one that panics.
+        let mut names = HashMap::new();
+        for name in &args.controllers {
+            let ctx = ctx.clone();
+            let task = match name {
+                ControllerName::PostgresWriter => {
+                    let pool = pool
+                        .clone()
+                        .ok_or_else(|| Error::Config("postgres-writer needs a database".into()))?;
+                    controllers.spawn(postgres_writer::run(ctx, pool, args.postgres_writer.clone()))
+                }
+                ControllerName::VoteConfig => controllers.spawn(vote_config::run(ctx)),
+                ControllerName::WebApp => controllers.spawn(web_app::run(ctx)),
+            };
+            names.insert(task.id(), controller_name(*name));
+        }
+        tracing::info!(controllers = ?args.controllers, "controllers started");
+        let outcome = supervise(&mut controllers, &names, leadership.as_mut()).await;
+        if let Some(leadership) = leadership {
+            leadership.release().await;
+        }
+        outcome
+    }
+}
+
+/// Where `--webhook-bind-address` asks the webhooks to be served; `None` when it turns them off.
+pub fn webhook_address(args: &RunArgs) -> Result<Option<SocketAddr>> {
+    bind_address(&args.webhook_bind_address).map_err(Error::Config)
+}
+
+/// Serves the webhooks with the certificate in `--webhook-cert-dir`; without one at the default
+/// place, warns and serves none (see the flag).
+async fn serve_webhooks_from_cert_dir(manager: &Manager, addr: SocketAddr, args: &RunArgs) -> Result<()> {
     let dir = &args.webhook_cert_dir;
     if !webhook::tls::present_in(dir) {
         if dir.as_os_str() == super::cli::DEFAULT_WEBHOOK_CERT_DIR {
@@ -117,19 +175,8 @@ async fn serve_webhooks(
             webhook::tls::KEY_FILE
         )));
     }
-    let tables = pool.map(|pool| webhook::validation::TableCheck {
-        store: crate::db::RowStore::new(pool.clone(), metrics.database.clone()),
-        auto_create: args.postgres_writer.auto_create_tables,
-    });
-    let state = webhook::server::WebhookState {
-        metrics: metrics.clone(),
-        tables,
-    };
     let tls = webhook::tls::server_config(dir)?;
-    let server = webhook::server::serve(addr, tls, state, readiness)
-        .await
-        .map_err(|e| Error::Config(format!("webhook server on {addr}: {e}")))?;
-    tracing::info!(bound = %server.bound, "serving webhooks");
+    manager.serve_webhooks(addr, tls, args).await?;
     Ok(())
 }
 

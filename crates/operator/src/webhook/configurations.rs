@@ -1,6 +1,7 @@
 //! The objects that register the webhooks with the API server, generated here because the code knows
-//! the paths, kinds and versions: `operator webhooks` prints them into `config/webhook/`, and dev mode
-//! and the tests create them pointing at their own listener.
+//! the paths, kinds and versions: the admission configurations and their Service (`operator webhooks`
+//! prints them into `config/webhook/`), and the CRDs with VoteConfig's conversion stanza (`operator
+//! crds`, into `config/crd/`). Dev mode and the tests create them pointing at their own listener.
 //!
 //! The settings, chosen one by one:
 //! - failurePolicy: `Fail` for defaulting, because an object admitted without its defaults would keep
@@ -28,11 +29,13 @@ use k8s_openapi::{
         },
         core::v1::{Service, ServicePort, ServiceSpec},
     },
-    apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions,
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+        self as apiextensions, CustomResourceConversion, CustomResourceDefinition, WebhookConversion,
+    },
     apimachinery::pkg::{apis::meta::v1::ObjectMeta, util::intstr::IntOrString},
 };
 
-use super::{MUTATE_VOTE_CONFIG_PATH, VALIDATE_POSTGRES_WRITER_PATH};
+use super::{CONVERSION_PATH, MUTATE_VOTE_CONFIG_PATH, VALIDATE_POSTGRES_WRITER_PATH};
 
 /// The Service in front of the webhook port, before kustomize's prefix and namespace.
 pub const SERVICE_NAME: &str = "webhook-service";
@@ -72,7 +75,7 @@ impl Endpoint {
     }
 
     /// The same, in the type a CRD's conversion stanza takes.
-    pub fn conversion(&self, path: &str) -> apiextensions::WebhookClientConfig {
+    fn conversion(&self, path: &str) -> apiextensions::WebhookClientConfig {
         let admission = self.admission(path);
         apiextensions::WebhookClientConfig {
             ca_bundle: admission.ca_bundle,
@@ -85,6 +88,25 @@ impl Endpoint {
             }),
         }
     }
+}
+
+/// Every CRD of [`crate::api::crds`], VoteConfig's converting between its versions through the
+/// webhook at `endpoint`: [`Endpoint::InCluster`] is what `operator crds` and `operator install` use.
+pub fn crds(endpoint: &Endpoint) -> Vec<CustomResourceDefinition> {
+    let mut crds = crate::api::crds();
+    let conversion = CustomResourceConversion {
+        strategy: "Webhook".into(),
+        webhook: Some(WebhookConversion {
+            client_config: Some(endpoint.conversion(CONVERSION_PATH)),
+            conversion_review_versions: vec!["v1".into()],
+        }),
+    };
+    for crd in &mut crds {
+        if crd.spec.group == crate::api::vote_config::GROUP {
+            crd.spec.conversion = Some(conversion.clone());
+        }
+    }
+    crds
 }
 
 fn rule(group: &str, resource: &str) -> RuleWithOperations {
@@ -182,4 +204,45 @@ pub fn manifests() -> crate::Result<Vec<(String, String)>> {
 
 fn to_yaml<T: serde::Serialize>(value: &T) -> crate::Result<String> {
     serde_yaml::to_string(value).map_err(|e| crate::Error::Config(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_vote_config_converts_through_the_webhook() {
+        let in_cluster = crds(&Endpoint::InCluster);
+        let vote_config = in_cluster
+            .iter()
+            .find(|c| c.spec.group == crate::api::vote_config::GROUP)
+            .unwrap();
+        let crd = serde_json::to_value(vote_config).unwrap();
+        assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
+        let service = &crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"];
+        assert_eq!(
+            (&service["name"], &service["path"], &service["port"]),
+            (&"webhook-service".into(), &"/convert".into(), &443.into())
+        );
+        let others = in_cluster.iter().filter(|c| c.spec.conversion.is_some()).count();
+        assert_eq!(others, 1, "the other kinds have one version each");
+
+        let ca_pem = "-----BEGIN CERTIFICATE-----\n...".to_owned();
+        let url = Endpoint::Url {
+            base: "https://127.0.0.1:9443".into(),
+            ca_pem: ca_pem.clone(),
+        };
+        let config = crds(&url)[1]
+            .spec
+            .conversion
+            .clone()
+            .unwrap()
+            .webhook
+            .unwrap()
+            .client_config
+            .unwrap();
+        assert_eq!(config.url.as_deref(), Some("https://127.0.0.1:9443/convert"));
+        assert_eq!(config.ca_bundle.unwrap().0, ca_pem.into_bytes());
+        assert!(config.service.is_none());
+    }
 }

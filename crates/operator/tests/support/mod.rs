@@ -440,3 +440,51 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result
         body: body.to_owned(),
     })
 }
+
+/// Registers stand-ins for cert-manager's Issuer and Certificate CRDs (tests/fixtures explains why and
+/// how far they go), and waits until kubectl can map both kinds.
+pub async fn install_cert_manager_crds(client: &kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let fixture = include_str!("../fixtures/cert-manager-crds.yaml");
+    for document in serde_yaml::Deserializer::from_str(fixture) {
+        let crd: CustomResourceDefinition = serde::Deserialize::deserialize(document).expect("a CRD");
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("the stand-in CRD installs");
+        let plural = crd.spec.names.plural.clone();
+        discovered(client, &crd.spec.group, &crd.spec.versions[0].name, &plural).await;
+    }
+}
+
+/// Waits until the aggregated discovery document (what kubectl reads to map a kind to a resource)
+/// lists `plural` in `group`/`version`: kube-apiserver adds a CRD's resource to it a moment after the
+/// CRD is established, and a kubectl run in between answers "no matches for kind".
+pub async fn discovered(client: &kube::Client, group: &str, version: &str, plural: &str) {
+    eventually(
+        &format!("{plural}.{group}/{version} in aggregated discovery"),
+        Duration::from_secs(30),
+        || async {
+            let request = axum::http::Request::get("/apis")
+                .header(
+                    "Accept",
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                )
+                .body(Vec::new())
+                .expect("request");
+            let document: serde_json::Value = client.request(request).await.ok()?;
+            let listed = document["items"].as_array().into_iter().flatten().any(|g| {
+                g["metadata"]["name"] == group
+                    && g["versions"].as_array().into_iter().flatten().any(|v| {
+                        v["version"] == version
+                            && v["resources"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .any(|r| r["resource"] == plural)
+                    })
+            });
+            listed.then_some(())
+        },
+    )
+    .await;
+}

@@ -74,7 +74,7 @@ impl Webhooks {
 /// Established.
 pub async fn apply_crds(client: &kube::Client, endpoint: &Endpoint) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in operator::api::crds_converting_at(endpoint) {
+    for crd in configurations::crds(endpoint) {
         let name = crd.metadata.name.clone().unwrap();
         crds.patch(&name, &PatchParams::apply("test").force(), &Patch::Apply(&crd))
             .await

@@ -24,8 +24,8 @@ pub const STORAGE_VERSION: &str = "v1";
 /// update does not lose it.
 pub const QUESTION_ANNOTATION: &str = "voting.schoolofdevops.com/question";
 
-/// The CRD with both versions, v1 stored. The conversion stanza is added by [`crate::api::crds`], which
-/// knows where the webhook is.
+/// The CRD with both versions, v1 stored. The conversion stanza is added by
+/// [`crate::webhook::configurations::crds`], which knows where the webhook is.
 pub fn crd() -> CustomResourceDefinition {
     // kube's merge_crds does this too, but returns an error that cannot happen for two versions of one
     // derive: the versions are simply put side by side, v1 stored.

@@ -19,9 +19,11 @@
 //! stderr), `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later).
 //! `cargo bench --profile profiling ...` builds in a fraction of the time, for trying changes.
 
+mod support;
+
 use std::{
     collections::{HashMap, HashSet},
-    process::{Child, Command, Stdio},
+    process::{Command, Stdio},
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -40,6 +42,7 @@ use operator::{
     db::throwaway::ThrowawayPostgres,
 };
 use serde_json::json;
+use support::{Operator, free_port};
 
 const CREATORS: usize = 32;
 
@@ -324,22 +327,6 @@ impl CpuSplit {
                 .sum::<f64>(),
             now.stolen - self.stolen
         )
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-struct Operator(Child);
-
-impl Drop for Operator {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

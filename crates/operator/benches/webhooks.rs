@@ -16,8 +16,10 @@
 //! `cargo bench -p operator --bench webhooks`. Knobs: `BENCH_SECONDS` per webhook (default 5),
 //! `BENCH_CLIENTS` (default 16).
 
+mod support;
+
 use std::{
-    process::{Child, Command, Stdio},
+    process::{Command, Stdio},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -38,6 +40,7 @@ use operator::{
     },
 };
 use serde_json::{Value, json};
+use support::{Operator, free_port};
 use tokio::net::TcpStream;
 use tokio_rustls::{
     TlsConnector,
@@ -53,23 +56,6 @@ fn knob(name: &str, default: u64) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
         .max(1)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// The operator process, killed when dropped.
-struct Operator(Child);
-
-impl Drop for Operator {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// One keep-alive HTTPS connection to the webhook server.

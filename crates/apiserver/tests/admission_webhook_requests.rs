@@ -103,6 +103,23 @@ async fn until_recorded(client: &kube::Client, recorder: &Recorder) {
     recorder.clear();
 }
 
+/// Sends one request with the recorder emptied first, asserts the answer's status, and returns the
+/// answer with the reviews the webhook received for that request alone.
+async fn send_recorded(
+    client: &kube::Client,
+    recorder: &Recorder,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Value,
+    status: u16,
+) -> (common::Answer, Vec<Value>) {
+    recorder.clear();
+    let answer = request(client, method, path, content_type, body).await;
+    assert_eq!(answer.status, status, "{method} {path}: {}", answer.body);
+    (answer, recorder.requests())
+}
+
 fn only(requests: Vec<Value>, operation: &str) -> Vec<Value> {
     requests
         .into_iter()
@@ -163,17 +180,17 @@ async fn a_webhook_reads_what_each_request_asked(backend: Backend) {
         json!({"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "reader"})
     );
 
-    recorder.clear();
-    let patched = request(
+    let (_, reviews) = send_recorded(
         &client,
+        &recorder,
         "PATCH",
         &format!("{CONFIG_MAPS}/read"),
         "application/merge-patch+json",
         json!({"data": {"b": "2"}}),
+        200,
     )
     .await;
-    assert_eq!(patched.status, 200, "{}", patched.body);
-    let review = recorder.requests().pop().expect("the patch reviewed");
+    let review = reviews.last().expect("the patch reviewed");
     assert_eq!(review["operation"], "UPDATE");
     assert_eq!(review["object"]["data"], json!({"a": "1", "b": "2"}));
     assert_eq!(review["oldObject"]["data"], json!({"a": "1"}));
@@ -182,35 +199,33 @@ async fn a_webhook_reads_what_each_request_asked(backend: Backend) {
         json!({"apiVersion": "meta.k8s.io/v1", "kind": "UpdateOptions"})
     );
 
-    recorder.clear();
-    let dry = request(
+    let (_, reviews) = send_recorded(
         &client,
+        &recorder,
         "POST",
         &format!("{CONFIG_MAPS}?dryRun=All"),
         "application/json",
         config_map("dry"),
+        201,
     )
     .await;
-    assert_eq!(dry.status, 201, "{}", dry.body);
-    let review = recorder.requests().pop().expect("the dry run reviewed");
+    let review = reviews.last().expect("the dry run reviewed");
     assert_eq!(review["dryRun"], true);
     assert_eq!(review["options"]["dryRun"], json!(["All"]));
     let stored = request(&client, "GET", &format!("{CONFIG_MAPS}/dry"), "", Value::Null).await;
     assert_eq!(stored.status, 404, "a dry run stores nothing");
 
-    recorder.clear();
-    let deleted = request(
+    let (_, reviews) = send_recorded(
         &client,
+        &recorder,
         "DELETE",
         &format!("{CONFIG_MAPS}/read"),
         "application/json",
         json!({"propagationPolicy": "Background"}),
+        200,
     )
     .await;
-    assert_eq!(deleted.status, 200, "{}", deleted.body);
-    let review = only(recorder.requests(), "DELETE")
-        .pop()
-        .expect("the delete reviewed");
+    let review = only(reviews, "DELETE").pop().expect("the delete reviewed");
     assert_eq!(review["name"], "read");
     assert_eq!(review["object"], Value::Null);
     assert_eq!(review["oldObject"]["data"], json!({"a": "1", "b": "2"}));
@@ -220,17 +235,17 @@ async fn a_webhook_reads_what_each_request_asked(backend: Backend) {
     );
 
     // deletecollection: one review per object, as `oldObject`, none naming it.
-    recorder.clear();
-    let collection = request(
+    let (collection, reviews) = send_recorded(
         &client,
+        &recorder,
         "DELETE",
         &format!("{CONFIG_MAPS}?labelSelector=admission-test"),
         "",
         Value::Null,
+        200,
     )
     .await;
-    assert_eq!(collection.status, 200, "{}", collection.body);
-    let reviews = only(recorder.requests(), "DELETE");
+    let reviews = only(reviews, "DELETE");
     let mut reviewed: Vec<&str> = reviews
         .iter()
         .filter_map(|r| r["oldObject"]["metadata"]["name"].as_str())
@@ -640,20 +655,17 @@ async fn subresource_rules_match_status_writes_only(backend: Backend) {
         json!({"group": GROUP, "version": "v1", "kind": "Gauge"})
     );
 
-    recorder.clear();
-    let main = request(
+    let (_, reviews) = send_recorded(
         &client,
+        &recorder,
         "PATCH",
         &format!("{}/g", gauges("v1")),
         "application/merge-patch+json",
         json!({"spec": {"level": 2}}),
+        200,
     )
     .await;
-    assert_eq!(main.status, 200, "{}", main.body);
-    assert!(
-        recorder.requests().is_empty(),
-        "the main resource is not */status"
-    );
+    assert!(reviews.is_empty(), "the main resource is not */status");
 }
 
 testenv::each_control_plane!(

@@ -122,7 +122,7 @@ impl Target<'_> {
         ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]
             .iter()
             .filter_map(|plural| self.store.resolve("admissionregistration.k8s.io", "v1", plural))
-            .any(|rt| !self.store.list_stored(&rt, None).0.is_empty())
+            .any(|rt| self.store.holds_any(&rt))
     }
 
     /// The current object at the request's version, or `None` when there is none.

@@ -252,6 +252,16 @@ impl Store {
         (objects, resource_version)
     }
 
+    /// Whether any object of `rt` is stored: a lookup under the lock, nothing decoded (every write
+    /// asks it of the webhook configurations).
+    pub fn holds_any(&self, rt: &ResourceType) -> bool {
+        let state = self.lock();
+        state
+            .objects
+            .get(&storage_key(rt))
+            .is_some_and(|objects| !objects.is_empty())
+    }
+
     /// [`Store::list`] with the objects as stored, not yet presented as `rt`.
     pub fn list_stored(&self, rt: &ResourceType, namespace: Option<&str>) -> (Vec<Value>, u64) {
         // Pointers are copied under the lock; decoding happens after it is released.

@@ -36,9 +36,6 @@ use secrecy::{ExposeSecret, SecretString};
 pub use store::Store;
 use tokio::{sync::oneshot, task::JoinHandle};
 
-/// How many paginated lists are kept for `continue` tokens at most.
-const LIST_SNAPSHOTS: usize = 64;
-
 /// How to run the server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -51,9 +48,6 @@ pub struct Config {
     /// How many bytes of watch events (the JSON of the objects they carry) are remembered at most;
     /// the oldest go first, beyond this or beyond `history_capacity`.
     pub history_bytes: usize,
-    /// How many bytes of paginated lists (the JSON of their items) are kept for `continue` tokens;
-    /// the oldest lists go first, beyond this or beyond 64 lists.
-    pub list_snapshot_bytes: usize,
     /// Who may send requests: by default only holders of a token generated at start-up.
     pub auth: Auth,
     /// Where objects are kept across restarts; `None` (the default) keeps everything in memory only.
@@ -71,7 +65,6 @@ impl Default for Config {
             max_body_bytes: 3 * 1024 * 1024,
             history_capacity: 10_000,
             history_bytes: 64 * 1024 * 1024,
-            list_snapshot_bytes: 64 * 1024 * 1024,
             auth: Auth::default(),
             data_dir: None,
             audit: Audit::Off,
@@ -119,10 +112,6 @@ impl ApiServer {
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
-            pages: http::pages::PageCache::new(http::pages::Limits {
-                snapshots: LIST_SNAPSHOTS,
-                bytes: config.list_snapshot_bytes,
-            }),
             token: token.clone(),
             audit: audit.clone(),
             openapi: Default::default(),

@@ -25,9 +25,6 @@ struct Args {
     /// Bytes of watch events (their objects' JSON) remembered at most.
     #[arg(long, env = "APISERVER_HISTORY_BYTES", default_value_t = 64 * 1024 * 1024)]
     history_bytes: usize,
-    /// Bytes of paginated lists (their items' JSON) kept for `continue` tokens at most.
-    #[arg(long, env = "APISERVER_LIST_SNAPSHOT_BYTES", default_value_t = 64 * 1024 * 1024)]
-    list_snapshot_bytes: usize,
     /// Serve without authentication: anyone who reaches the address may read and write everything.
     #[arg(long, env = "APISERVER_INSECURE_NO_AUTH", value_parser = clap::builder::FalseyValueParser::new())]
     insecure_no_auth: bool,
@@ -69,7 +66,6 @@ async fn main() -> std::process::ExitCode {
         max_body_bytes: args.max_body_bytes,
         history_capacity: args.history,
         history_bytes: args.history_bytes,
-        list_snapshot_bytes: args.list_snapshot_bytes,
         auth,
         data_dir: args.data_dir,
         audit: match args.audit_log {

@@ -5,10 +5,10 @@
 pub mod audit;
 pub mod auth;
 mod computed;
+mod continuation;
 mod discovery;
 mod kubelet;
 pub mod openapi_cache;
-pub mod pages;
 pub mod path;
 mod pods;
 mod resources;
@@ -34,7 +34,6 @@ use crate::{error::Error, store::Store};
 pub struct Shared {
     pub store: Arc<Store>,
     pub max_body_bytes: usize,
-    pub pages: pages::PageCache,
     /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
     pub token: Option<secrecy::SecretString>,
     /// Where requests are recorded; `None` (the default) records nothing.

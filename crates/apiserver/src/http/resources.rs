@@ -13,7 +13,7 @@ use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
 use super::{
-    Call, Shared, computed, kubelet,
+    Call, Shared, computed, continuation, kubelet,
     path::ResourcePath,
     pods,
     respond::{self, Representation},
@@ -22,7 +22,7 @@ use super::{
 use crate::{
     admission::{self, Change},
     error::{Error, Result},
-    store::{DeleteOptions, DeletePropagation, FieldValidation, WriteOptions, meta},
+    store::{DeleteOptions, DeletePropagation, FieldValidation, ListKey, Listed, WriteOptions, meta},
     webhooks::Converter,
 };
 
@@ -500,8 +500,12 @@ fn list_items(rt: &ResourceType, mut items: Vec<Value>) -> Vec<Value> {
     items
 }
 
-/// Lists (W1-W4). A `limit` cuts the list into pages taken from one snapshot, so every page shows the
-/// same state and carries the same resourceVersion, as etcd-backed pagination does.
+/// How many objects a list with selectors reads at a time, at least.
+const SELECTED_CHUNK: usize = 500;
+
+/// Lists (W1-W4). A `limit` cuts the list into pages that all show the state of the first one and
+/// carry its resourceVersion, as etcd-backed pagination does; the continue token says where the last
+/// page stopped and at which resourceVersion.
 async fn list(
     shared: &Shared,
     rt: &Arc<ResourceType>,
@@ -532,29 +536,54 @@ async fn list(
     // A list at resourceVersion 0 is served whole from the real server's watch cache, which does not
     // paginate: the limit is ignored there.
     let from_cache = call.query.get("resourceVersion").is_some_and(|rv| rv == "0");
-    let limit = limit.filter(|_| !from_cache);
-    let (items, resource_version, offset) = match call.query.get("continue").filter(|t| !t.is_empty()) {
+    let wanted = limit.filter(|_| !from_cache).unwrap_or(usize::MAX);
+    let (mut at, mut after) = match call.query.get("continue").filter(|t| !t.is_empty()) {
         Some(token) => {
-            let (snapshot, offset) = shared.pages.resume(token)?;
-            (snapshot.items.clone(), snapshot.resource_version.clone(), offset)
+            let (rv, last) = continuation::decode(token)?;
+            (Some(rv), Some(last))
         }
-        None => {
-            let (stored, rv) = shared.store.list_stored(rt, namespace);
-            let converter = Converter::of(&shared.store, rt);
-            let objects = admission::read(&shared.store, rt, converter.as_ref(), stored).await?;
-            let items: Vec<Value> = objects
-                .into_iter()
-                .filter(|o| labels.matches(o) && fields.matches(o))
-                .collect();
-            (Arc::new(items), rv.to_string(), 0)
-        }
+        None => (None, None),
     };
-    let end = limit.map_or(items.len(), |l| (offset + l).min(items.len()));
-    let page: Vec<Value> = items[offset.min(items.len())..end].to_vec();
     // The real server counts what remains only when no selector filters the list.
     let selected = has("labelSelector") || has("fieldSelector");
-    let remaining = (!selected).then(|| items.len() - end.min(items.len()));
-    let token = (end < items.len()).then(|| shared.pages.keep(items.clone(), &resource_version, end));
+    let converter = Converter::of(&shared.store, rt);
+    let mut page: Vec<Value> = Vec::new();
+    let (resource_version, remaining) = loop {
+        // Selectors may pass over many objects for a page: they are read a chunk at a time.
+        let take = if selected {
+            (wanted - page.len()).max(SELECTED_CHUNK)
+        } else {
+            wanted - page.len()
+        };
+        let chunk = shared.store.list_chunk(rt, namespace, at, after.as_ref(), take)?;
+        at = Some(chunk.resource_version);
+        let (keys, listed): (Vec<ListKey>, Vec<Listed>) = chunk.items.into_iter().unzip();
+        let stored: Vec<Value> = listed.into_iter().map(Listed::into_value).collect();
+        let objects = admission::read(&shared.store, rt, converter.as_ref(), stored).await?;
+        let mut unread = chunk.remaining;
+        for (index, (key, object)) in keys.iter().zip(objects).enumerate() {
+            if page.len() == wanted {
+                unread += keys.len() - index;
+                break;
+            }
+            after = Some(key.clone());
+            if labels.matches(&object) && fields.matches(&object) {
+                page.push(object);
+            }
+        }
+        if page.len() == wanted || unread == 0 {
+            break (chunk.resource_version, unread);
+        }
+    };
+    let token = (remaining > 0)
+        .then(|| {
+            after
+                .as_ref()
+                .map(|last| continuation::encode(resource_version, last))
+        })
+        .flatten();
+    let remaining = (!selected).then_some(remaining);
+    let resource_version = resource_version.to_string();
     if respond::negotiate(&call.accept) == Representation::Table {
         let refs: Vec<&Value> = page.iter().collect();
         let table = render_table(

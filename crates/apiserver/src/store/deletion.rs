@@ -22,7 +22,7 @@ impl Store {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<Value> {
-        let mut state = self.lock();
+        let mut state = self.write_lock();
         let result = self.delete_checked(&mut state, rt, namespace, name, options);
         self.settle(state, result)
     }
@@ -75,7 +75,7 @@ impl Store {
         selects: impl Fn(&Value) -> bool,
         options: &DeleteOptions,
     ) -> Result<Vec<Value>> {
-        let mut state = self.lock();
+        let mut state = self.write_lock();
         let targets: Vec<(String, String)> = state
             .objects
             .get(&storage_key(rt))

@@ -3,7 +3,10 @@
 //! forgotten first; a resume from before the oldest kept event is 410 Expired, as after an etcd
 //! compaction.
 
-use std::{collections::VecDeque, sync::Arc};
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::Arc,
+};
 
 use super::StoredEvent;
 use crate::error::Error;
@@ -19,14 +22,24 @@ pub(crate) struct History {
     events: VecDeque<(Arc<StoredEvent>, usize)>,
     bytes: usize,
     limits: Limits,
+    /// The resourceVersion the history starts after: what came before (an earlier process's writes)
+    /// is not known.
+    started: u64,
+    /// The resourceVersion of the last change of each resource (by storage key), kept after its
+    /// event is forgotten: a list at an older resourceVersion of a resource that has not changed
+    /// since is the current list, however much else was written.
+    changed: HashMap<String, u64>,
 }
 
 impl History {
-    pub fn new(limits: Limits) -> History {
+    /// An empty history of the changes after `started`.
+    pub fn new(limits: Limits, started: u64) -> History {
         History {
             events: VecDeque::new(),
             bytes: 0,
             limits,
+            started,
+            changed: HashMap::new(),
         }
     }
 
@@ -34,6 +47,13 @@ impl History {
     /// the limits. The newest event is always kept, whatever its size: a watcher one event behind
     /// can still resume.
     pub fn push(&mut self, event: Arc<StoredEvent>, size: usize) {
+        match self.changed.get_mut(&event.resource) {
+            Some(changed) => *changed = event.resource_version,
+            None => {
+                self.changed
+                    .insert(event.resource.clone(), event.resource_version);
+            }
+        }
         self.events.push_back((event, size));
         self.bytes += size;
         while self.events.len() > 1
@@ -53,6 +73,11 @@ impl History {
     #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Whether `resource` is known not to have changed after `since`.
+    pub fn unchanged_since(&self, resource: &str, since: u64) -> bool {
+        since >= self.started && self.changed.get(resource).is_none_or(|changed| *changed <= since)
     }
 
     /// The events after `since`, when `current` is the newest resourceVersion; 410 Expired when some
@@ -113,10 +138,13 @@ mod tests {
 
     #[test]
     fn w6_the_oldest_events_go_once_the_bytes_are_spent() {
-        let mut history = History::new(Limits {
-            events: 100,
-            bytes: 1000,
-        });
+        let mut history = History::new(
+            Limits {
+                events: 100,
+                bytes: 1000,
+            },
+            0,
+        );
         for rv in 1..=4 {
             history.push(event(rv), 300);
         }
@@ -127,10 +155,13 @@ mod tests {
 
     #[test]
     fn w6_the_count_bounds_too_and_the_newest_event_is_kept_whatever_its_size() {
-        let mut history = History::new(Limits {
-            events: 2,
-            bytes: 1000,
-        });
+        let mut history = History::new(
+            Limits {
+                events: 2,
+                bytes: 1000,
+            },
+            0,
+        );
         for rv in 1..=3 {
             history.push(event(rv), 10);
         }

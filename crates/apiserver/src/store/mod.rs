@@ -15,6 +15,7 @@ pub mod meta;
 mod object;
 mod options;
 mod owners;
+mod past;
 mod patch;
 mod persist;
 mod registry;
@@ -35,6 +36,7 @@ use tokio::sync::broadcast;
 
 pub use history::Limits as HistoryLimits;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
+pub(crate) use past::{ListKey, Listed};
 pub use registry::Registry;
 
 use crate::error::{Error, Subject};
@@ -64,7 +66,8 @@ pub struct StoredEvent {
     pub resource: String,
     pub namespace: String,
     pub object: Value,
-    /// The object before the change (MODIFIED only), for selector enter/leave (W11).
+    /// The object before the change (MODIFIED and DELETED), for selector enter/leave (W11) and for
+    /// lists at an earlier resourceVersion (W4).
     pub previous: Option<Value>,
     pub resource_version: u64,
     /// The watch line for this event as first encoded (keyed by the apiVersion it was presented as),
@@ -164,7 +167,7 @@ impl Store {
             state: Mutex::new(State {
                 resource_version: loaded.resource_version,
                 objects: object::encode_all(loaded.objects),
-                history: history::History::new(history),
+                history: history::History::new(history, loaded.resource_version),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
                 api_port: None,
@@ -191,6 +194,15 @@ impl Store {
             state.collector.reset();
             state
         })
+    }
+
+    /// The lock, for a write request: with a data dir, first waits until the persister has room for
+    /// it, so that a write waiting for the disk does not hold up the readers behind the lock.
+    pub(crate) fn write_lock(&self) -> MutexGuard<'_, State> {
+        if let Some(journal) = &self.journal {
+            journal.wait_for_room();
+        }
+        self.lock()
     }
 
     /// Ends a write request: releases the lock and, with a data dir, waits until every change made so

@@ -37,7 +37,7 @@ impl Store {
         options: &WriteOptions,
         status_only: bool,
     ) -> Result<Written> {
-        let mut state = self.lock();
+        let mut state = self.write_lock();
         let result = self.patch_checked(
             &mut state,
             rt,

@@ -2,7 +2,9 @@
 //! `DIR/store.redb`, and a write's HTTP response is sent only after its transaction is committed.
 //!
 //! Group commit. Writes happen under the store lock, which must stay short, so they only enqueue their
-//! event (an `Arc` the history ring already holds: no copy). One persister thread drains whatever is
+//! event (an `Arc` the history ring already holds: no copy). A write that would run past the reserved
+//! resourceVersions waits for the persister before it takes the lock (see [`Journal::wait_for_room`]),
+//! so a slow disk holds up writers only, never the readers and watchers behind the lock. One persister thread drains whatever is
 //! queued, applies it in resourceVersion order in one redb transaction (`Durability::Immediate`: on
 //! disk when `commit` returns) and then wakes the requests waiting for it. Under load one fsync covers
 //! many writes; a lone write pays one fsync, as a synchronous commit would. The cost is the queue and
@@ -44,7 +46,12 @@ const NEXT_CLUSTER_IP: &str = "next_cluster_ip";
 const FORMAT_VERSION: u64 = 1;
 /// How far ahead resourceVersions are reserved. Each restart skips up to this many; a write finding
 /// the reservation used up waits for the persister, which only happens with this many uncommitted.
-const RESERVATION: u64 = 10_000;
+/// (Tests reserve less, so that they spend a reservation in a few writes.)
+const RESERVATION: u64 = if cfg!(test) { 64 } else { 10_000 };
+/// How many reserved resourceVersions a write wants left before it takes the store lock: more than any
+/// one write hands out, unless it deletes a collection of thousands at once (that one may then wait
+/// under the lock, as before).
+const ROOM: u64 = RESERVATION / 2;
 /// The most writes one transaction takes, so a huge backlog still commits (and answers) in steps.
 const MAX_BATCH: usize = 4_096;
 
@@ -72,6 +79,13 @@ enum Message {
 struct Progress {
     /// Every resourceVersion up to here is committed (or was skipped at start-up).
     durable: AtomicU64,
+    /// The resourceVersion of the last change queued.
+    queued: AtomicU64,
+    /// How many requests wait for the persister to reserve more resourceVersions.
+    waiting: AtomicU64,
+    /// Held by a test to stop the persister between commits, as a stalled disk would.
+    #[cfg(test)]
+    paused: Mutex<()>,
     /// No resourceVersion above this may be handed out yet.
     reserved: AtomicU64,
     /// Set once when the persister stops: a failed commit, or `close`. Guards the condvar too.
@@ -82,6 +96,9 @@ struct Progress {
 impl Progress {
     /// Blocks until `reached` holds or the persister stopped (then `Err` with why).
     fn wait(&self, reached: impl Fn(&Progress) -> bool) -> Result<(), String> {
+        if reached(self) {
+            return Ok(());
+        }
         let mut stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if reached(self) {
@@ -146,6 +163,10 @@ impl Journal {
         reserve(&db, reserved).map_err(|e| in_file(&e))?;
         let progress = Arc::new(Progress {
             durable: AtomicU64::new(loaded.resource_version),
+            queued: AtomicU64::new(loaded.resource_version),
+            waiting: AtomicU64::new(0),
+            #[cfg(test)]
+            paused: Mutex::new(()),
             reserved: AtomicU64::new(reserved),
             stopped: Mutex::new(None),
             changed: Condvar::new(),
@@ -180,16 +201,34 @@ impl Journal {
     /// that nobody sees it before a restart is sure to skip it.
     pub(crate) fn record(&self, event: &Arc<StoredEvent>, next_cluster_ip: u32) {
         let rv = event.resource_version;
-        if self.progress.reserved.load(Ordering::Acquire) < rv {
-            // A stopped persister fails the write in `wait_durable`; nothing more to do here.
-            let _ = block_in_place(|| self.progress.wait(|p| p.reserved.load(Ordering::Acquire) >= rv));
-        }
+        self.progress.queued.store(rv, Ordering::Release);
+        // A stopped persister fails the write in `wait_durable`; nothing more to do here.
+        let _ = self.wait_for_reservation(|p| p.reserved.load(Ordering::Acquire) >= rv);
         let message = Message::Change {
             event: event.clone(),
             next_cluster_ip,
         };
         // A closed queue means the persister stopped, which `wait_durable` reports.
         let _ = self.queue.send(message);
+    }
+
+    /// Returns once the persister has reserved room for the next write (see [`ROOM`]). Called before the
+    /// store lock is taken, so that waiting for the disk holds up no other request.
+    pub(crate) fn wait_for_room(&self) {
+        // A stopped persister fails the write in `wait_durable`.
+        let _ = self.wait_for_reservation(|p| {
+            p.reserved.load(Ordering::Acquire) >= p.queued.load(Ordering::Acquire) + ROOM
+        });
+    }
+
+    fn wait_for_reservation(&self, reached: impl Fn(&Progress) -> bool) -> Result<(), String> {
+        if reached(&self.progress) {
+            return Ok(());
+        }
+        self.progress.waiting.fetch_add(1, Ordering::AcqRel);
+        let result = block_in_place(|| self.progress.wait(reached));
+        self.progress.waiting.fetch_sub(1, Ordering::AcqRel);
+        result
     }
 
     /// Returns once every change up to `rv` is committed; `Err` when the persister stopped first.
@@ -272,6 +311,8 @@ fn persist_until_closed(db: Database, received: mpsc::Receiver<Message>, progres
         let Some((last, next_cluster_ip)) = batch.last() else {
             continue;
         };
+        #[cfg(test)]
+        let _paused = progress.paused.lock().unwrap_or_else(PoisonError::into_inner);
         let (durable, next_cluster_ip) = (last.resource_version, *next_cluster_ip);
         let reserved = durable + RESERVATION;
         match commit(&db, &batch, reserved, next_cluster_ip) {
@@ -430,4 +471,68 @@ fn create_private_file(path: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(path).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::{HistoryLimits, Store, WriteOptions};
+
+    /// A write that must wait for the disk waits without the store lock: the readers behind the lock
+    /// go on while the disk is stalled.
+    #[test]
+    fn a_write_waiting_for_a_stalled_disk_does_not_hold_the_store_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = HistoryLimits {
+            events: 100,
+            bytes: 1 << 20,
+        };
+        let store = Store::open(limits, Some(dir.path())).unwrap();
+        let rt = store.resolve("", "v1", "configmaps").unwrap();
+        let config_map =
+            |name: String| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        let journal = store.journal.as_ref().unwrap();
+        let stall = journal.progress.paused.lock().unwrap();
+        // Writes queue their changes without a commit until one has to wait for the disk. Each answers
+        // only once committed, so each runs on a thread of its own.
+        let mut writers = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while journal.progress.waiting.load(Ordering::Acquire) == 0 {
+            let queued = journal.progress.queued.load(Ordering::Acquire);
+            let store = store.clone();
+            let (rt, object) = (rt.clone(), config_map(format!("cm-{}", writers.len())));
+            writers.push(std::thread::spawn(move || {
+                store.create(&rt, "default", object, &WriteOptions::default())
+            }));
+            // The deadline is far beyond a thread's start; the write then queues or waits.
+            while journal.progress.queued.load(Ordering::Acquire) == queued
+                && journal.progress.waiting.load(Ordering::Acquire) == 0
+            {
+                assert!(Instant::now() < deadline, "the write neither queued nor waited");
+                std::thread::yield_now();
+            }
+        }
+        assert!(
+            store.state.try_lock().is_ok(),
+            "the waiting write holds the store lock"
+        );
+        assert!(
+            store.get(&rt, "default", "cm-0").is_ok(),
+            "a read is served meanwhile"
+        );
+
+        drop(stall);
+        let written = writers.len();
+        for writer in writers {
+            writer
+                .join()
+                .unwrap()
+                .expect("each write is saved once the disk moves");
+        }
+        assert!(store.get(&rt, "default", &format!("cm-{}", written - 1)).is_ok());
+    }
 }

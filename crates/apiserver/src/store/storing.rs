@@ -106,12 +106,13 @@ impl Store {
             .objects
             .get_mut(&key)
             .and_then(|objects| objects.remove(&(namespace.to_owned(), name.to_owned())));
-        let size = removed.as_ref().map_or(0, StoredObject::len);
-        let removed = removed.map(|removed| removed.decode());
-        if removed.is_none() {
+        let Some(removed) = removed else {
             // Already gone (removed by a step this one set in motion): a second DELETED would be a lie.
             return object;
-        }
+        };
+        // The event carries the final state and the state before it, about twice the stored size.
+        let size = 2 * removed.len();
+        let removed = Some(removed.decode());
         state.owners.record(&key, namespace, name, removed.as_ref(), None);
         state.resource_version += 1;
         let rv = state.resource_version;
@@ -125,7 +126,7 @@ impl Store {
                 resource: key,
                 namespace: namespace.to_owned(),
                 object: object.clone(),
-                previous: None,
+                previous: removed,
                 resource_version: rv,
                 encoded: OnceLock::new(),
             },

@@ -26,7 +26,7 @@ impl Store {
         object: Value,
         options: &WriteOptions,
     ) -> Result<Written> {
-        let mut state = self.lock();
+        let mut state = self.write_lock();
         let result = self.create_locked(&mut state, rt, namespace, object, options);
         self.settle(state, result)
     }
@@ -40,7 +40,7 @@ impl Store {
         options: &WriteOptions,
         status_only: bool,
     ) -> Result<Written> {
-        let mut state = self.lock();
+        let mut state = self.write_lock();
         let result = self.update_checked(&mut state, rt, namespace, name, object, options, status_only);
         self.settle(state, result)
     }
@@ -308,13 +308,13 @@ impl Store {
 
     /// Keeps the `kubernetes` Service pointing at `port`, where the server now listens (B6).
     pub fn serve_on(&self, port: u16) {
-        let mut state = self.lock();
+        let mut state = self.write_lock();
         emulated::keep_kubernetes_service(self, &mut state, port);
     }
 
     /// Pre-creates the namespaces every cluster has (L3).
     pub(crate) fn create_default_namespaces(&self) {
-        let mut state = self.lock();
+        let mut state = self.write_lock();
         let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
             return;
         };

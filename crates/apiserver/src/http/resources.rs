@@ -22,7 +22,7 @@ use super::{
 use crate::{
     admission::{self, Change},
     error::{Error, Result},
-    store::{DeleteOptions, DeletePropagation, FieldValidation, ListKey, Listed, WriteOptions, meta},
+    store::{DeleteOptions, DeletePropagation, FieldValidation, ListKey, StoredObject, WriteOptions, meta},
     webhooks::Converter,
 };
 
@@ -557,8 +557,8 @@ async fn list(
         };
         let chunk = shared.store.list_chunk(rt, namespace, at, after.as_ref(), take)?;
         at = Some(chunk.resource_version);
-        let (keys, listed): (Vec<ListKey>, Vec<Listed>) = chunk.items.into_iter().unzip();
-        let stored: Vec<Value> = listed.into_iter().map(Listed::into_value).collect();
+        let (keys, listed): (Vec<ListKey>, Vec<StoredObject>) = chunk.items.into_iter().unzip();
+        let stored: Vec<Value> = listed.iter().map(StoredObject::decode).collect();
         let objects = admission::read(&shared.store, rt, converter.as_ref(), stored).await?;
         let mut unread = chunk.remaining;
         for (index, (key, object)) in keys.iter().zip(objects).enumerate() {

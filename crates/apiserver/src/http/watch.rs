@@ -20,7 +20,7 @@ use super::{
 };
 use crate::{
     error::{Error, Result},
-    store::{EventType, Store, StoredEvent, lifecycle, storage_key},
+    store::{EventType, Store, StoredEvent, StoredObject, lifecycle, storage_key},
     webhooks::Converter,
 };
 
@@ -210,8 +210,8 @@ impl Stream {
         }
         if let Some(converter) = self.converter.clone() {
             let api_version = self.rt.api_version();
-            let mut objects = vec![event.object.clone()];
-            objects.extend(event.previous.clone());
+            let mut objects = vec![event.object.decode()];
+            objects.extend(event.previous.as_ref().map(StoredObject::decode));
             let mut converted = match converter.convert(&self.store, objects, &api_version).await {
                 Ok(converted) => converted.into_iter(),
                 Err(error) => {
@@ -224,8 +224,9 @@ impl Stream {
                 event_type: event.event_type,
                 resource: event.resource.clone(),
                 namespace: event.namespace.clone(),
-                object: converted.next().unwrap_or(Value::Null),
-                previous: converted.next(),
+                name: event.name.clone(),
+                object: StoredObject::encode(&converted.next().unwrap_or(Value::Null)),
+                previous: converted.next().as_ref().map(StoredObject::encode),
                 resource_version: event.resource_version,
                 encoded: Default::default(),
             };
@@ -246,11 +247,11 @@ impl Stream {
         let (now, before) = if filter.selects_everything() {
             (true, event.previous.as_ref().map(|_| true))
         } else {
-            let now = filter.selects(&lifecycle::present(&self.rt, &event.object));
+            let now = filter.selects(&lifecycle::present(&self.rt, &event.object.decode()));
             let before = event
                 .previous
                 .as_ref()
-                .map(|p| filter.selects(&lifecycle::present(&self.rt, p)));
+                .map(|p| filter.selects(&lifecycle::present(&self.rt, &p.decode())));
             (now, before)
         };
         let event_type = match (event.event_type, now, before) {
@@ -263,7 +264,7 @@ impl Stream {
             let line = self.shared_line(event, event_type);
             return self.sender.send(line).await.is_ok();
         }
-        let object = lifecycle::present(&self.rt, &event.object);
+        let object = lifecycle::present(&self.rt, &event.object.decode());
         let rv = object
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
@@ -292,7 +293,10 @@ impl Stream {
         {
             return line.clone();
         }
-        let line = encode_line(event_type.as_str(), lifecycle::present(&self.rt, &event.object));
+        let line = encode_line(
+            event_type.as_str(),
+            lifecycle::present(&self.rt, &event.object.decode()),
+        );
         if cacheable {
             // Another watcher may have won the race; either line is the same.
             let _ = event.encoded.set((api_version, line.clone()));

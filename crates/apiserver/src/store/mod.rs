@@ -35,8 +35,9 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 pub use history::Limits as HistoryLimits;
+pub use object::StoredObject;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
-pub(crate) use past::{ListKey, Listed};
+pub(crate) use past::ListKey;
 pub use registry::Registry;
 
 use crate::error::{Error, Subject};
@@ -65,10 +66,13 @@ pub struct StoredEvent {
     /// Storage key of the resource: `group/plural`.
     pub resource: String,
     pub namespace: String,
-    pub object: Value,
+    pub name: String,
+    /// The object after the change (its final state for DELETED), as stored: the bytes are shared
+    /// with the store, so the history costs little more than the pointers while objects stand.
+    pub object: StoredObject,
     /// The object before the change (MODIFIED and DELETED), for selector enter/leave (W11) and for
     /// lists at an earlier resourceVersion (W4).
-    pub previous: Option<Value>,
+    pub previous: Option<StoredObject>,
     pub resource_version: u64,
     /// The watch line for this event as first encoded (keyed by the apiVersion it was presented as),
     /// so N watchers of one type serialize a write once, not N times.
@@ -308,13 +312,13 @@ impl Store {
             let live = self.events.subscribe();
             let (snapshot, replay) = match since {
                 None => {
-                    let snapshot: Vec<(String, object::StoredObject)> = state
+                    let snapshot: Vec<(ListKey, object::StoredObject)> = state
                         .objects
                         .get(&key)
                         .map(|objects| {
                             objects
                                 .iter()
-                                .map(|((namespace, _), object)| (namespace.clone(), object.clone()))
+                                .map(|(key, object)| (key.clone(), object.clone()))
                                 .collect()
                         })
                         .unwrap_or_default();
@@ -329,12 +333,13 @@ impl Store {
         } else {
             snapshot
                 .into_iter()
-                .map(|(namespace, object)| {
+                .map(|((namespace, name), object)| {
                     Arc::new(StoredEvent {
                         event_type: EventType::Added,
                         resource: key.clone(),
                         namespace,
-                        object: object.decode(),
+                        name,
+                        object,
                         previous: None,
                         resource_version,
                         encoded: OnceLock::new(),

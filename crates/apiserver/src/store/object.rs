@@ -12,10 +12,17 @@ use std::{
 use serde_json::Value;
 
 #[derive(Clone)]
-pub(crate) struct StoredObject(Arc<[u8]>);
+pub struct StoredObject(Arc<[u8]>);
 
 /// Storage key -> (namespace, name) -> object.
 pub(crate) type Objects = HashMap<String, BTreeMap<(String, String), StoredObject>>;
+
+impl std::fmt::Debug for StoredObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The size only: a stored object may be a Secret.
+        write!(f, "StoredObject({} bytes)", self.0.len())
+    }
+}
 
 impl StoredObject {
     pub fn encode(object: &Value) -> StoredObject {
@@ -26,6 +33,15 @@ impl StoredObject {
     /// The size of the object's JSON.
     pub fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// The JSON itself.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     pub fn decode(&self) -> Value {

@@ -14,32 +14,17 @@ use std::{
 };
 
 use apimachinery::resource::ResourceType;
-use serde_json::Value;
 
-use super::{EventType, Store, StoredEvent, meta, object::StoredObject, storage_key};
+use super::{EventType, Store, StoredEvent, object::StoredObject, storage_key};
 use crate::error::Error;
 
 /// Where an object sits in a list: (namespace, "" when cluster-scoped; name).
 pub(crate) type ListKey = (String, String);
 
-/// One object of a page: as it is stored now, or as it was before a later change.
-pub(crate) enum Listed {
-    Current(StoredObject),
-    Past(Value),
-}
-
-impl Listed {
-    pub fn into_value(self) -> Value {
-        match self {
-            Listed::Current(stored) => stored.decode(),
-            Listed::Past(value) => value,
-        }
-    }
-}
-
 /// Up to the asked number of objects of a list, in key order, at one resourceVersion.
 pub(crate) struct Chunk {
-    pub items: Vec<(ListKey, Listed)>,
+    /// Each object as it is stored now, or as it was before a later change.
+    pub items: Vec<(ListKey, StoredObject)>,
     /// How many objects of the list come after these.
     pub remaining: usize,
     pub resource_version: u64,
@@ -52,7 +37,7 @@ fn expired() -> Error {
 
 /// The key an event's object has in its list.
 fn event_key(event: &StoredEvent) -> ListKey {
-    (event.namespace.clone(), meta::name(&event.object).to_owned())
+    (event.namespace.clone(), event.name.clone())
 }
 
 impl Store {
@@ -108,7 +93,7 @@ impl Store {
             (current, range.count(), changes, at)
         };
         // What changed since, as it was: the first change after the list's resourceVersion tells.
-        let mut past: BTreeMap<ListKey, Option<Value>> = BTreeMap::new();
+        let mut past: BTreeMap<ListKey, Option<StoredObject>> = BTreeMap::new();
         for event in &changes {
             past.entry(event_key(event))
                 .or_insert_with(|| match event.event_type {
@@ -118,12 +103,12 @@ impl Store {
                     }
                 });
         }
-        let past: Vec<(ListKey, Value)> = past
+        let past: Vec<(ListKey, StoredObject)> = past
             .into_iter()
             .filter_map(|(k, object)| Some((k, object?)))
             .collect();
         let total = current.len() + current_remaining + past.len();
-        let mut items: Vec<(ListKey, Listed)> = merge_by_key(current, past).take(take).collect();
+        let mut items: Vec<(ListKey, StoredObject)> = merge_by_key(current, past).take(take).collect();
         items.shrink_to_fit();
         Ok(Chunk {
             remaining: total - items.len(),
@@ -136,8 +121,8 @@ impl Store {
 /// Two lists sorted by key, as one.
 fn merge_by_key(
     current: Vec<(ListKey, StoredObject)>,
-    past: Vec<(ListKey, Value)>,
-) -> impl Iterator<Item = (ListKey, Listed)> {
+    past: Vec<(ListKey, StoredObject)>,
+) -> impl Iterator<Item = (ListKey, StoredObject)> {
     let mut current = current.into_iter().peekable();
     let mut past = past.into_iter().peekable();
     std::iter::from_fn(move || {
@@ -146,10 +131,6 @@ fn merge_by_key(
             (None, Some(_)) => true,
             (_, None) => false,
         };
-        if take_past {
-            past.next().map(|(k, v)| (k, Listed::Past(v)))
-        } else {
-            current.next().map(|(k, s)| (k, Listed::Current(s)))
-        }
+        if take_past { past.next() } else { current.next() }
     })
 }

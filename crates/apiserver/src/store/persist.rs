@@ -341,16 +341,14 @@ fn commit(
             let key = (
                 event.resource.as_str(),
                 event.namespace.as_str(),
-                meta::name(&event.object),
+                event.name.as_str(),
             );
             match event.event_type {
                 EventType::Deleted => {
                     objects.remove(key)?;
                 }
                 EventType::Added | EventType::Modified => {
-                    // A `Value` always serializes: its map keys are strings.
-                    let json = serde_json::to_vec(&event.object).unwrap_or_default();
-                    objects.insert(key, json.as_slice())?;
+                    objects.insert(key, event.object.as_bytes())?;
                 }
             }
         }

@@ -55,11 +55,11 @@ impl Store {
             .objects
             .entry(key.clone())
             .or_default()
-            .insert((namespace.to_owned(), name.to_owned()), stored);
+            .insert((namespace.to_owned(), name.to_owned()), stored.clone());
         // The event carries the previous object too.
         size += replaced.as_ref().map_or(0, StoredObject::len);
         // The owner index needs the old object: the caller's copy, decoded only if it passed none.
-        let replaced = match (&previous, replaced) {
+        let decoded = match (&previous, &replaced) {
             (None, Some(replaced)) => Some(replaced.decode()),
             _ => None,
         };
@@ -67,7 +67,7 @@ impl Store {
             &key,
             namespace,
             name,
-            previous.as_ref().or(replaced.as_ref()),
+            previous.as_ref().or(decoded.as_ref()),
             Some(&object),
         );
         let event_type = if previous.is_some() {
@@ -81,8 +81,9 @@ impl Store {
                 event_type,
                 resource: key,
                 namespace: namespace.to_owned(),
-                object: object.clone(),
-                previous,
+                name: name.to_owned(),
+                object: stored,
+                previous: replaced,
                 resource_version: rv,
                 encoded: OnceLock::new(),
             },
@@ -112,8 +113,9 @@ impl Store {
         };
         // The event carries the final state and the state before it, about twice the stored size.
         let size = 2 * removed.len();
-        let removed = Some(removed.decode());
-        state.owners.record(&key, namespace, name, removed.as_ref(), None);
+        state
+            .owners
+            .record(&key, namespace, name, Some(&removed.decode()), None);
         state.resource_version += 1;
         let rv = state.resource_version;
         let metadata = meta::metadata_mut(&mut object);
@@ -125,8 +127,9 @@ impl Store {
                 event_type: EventType::Deleted,
                 resource: key,
                 namespace: namespace.to_owned(),
-                object: object.clone(),
-                previous: removed,
+                name: name.to_owned(),
+                object: StoredObject::encode(&object),
+                previous: Some(removed),
                 resource_version: rv,
                 encoded: OnceLock::new(),
             },

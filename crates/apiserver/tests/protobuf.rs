@@ -248,8 +248,277 @@ async fn p2_bad_protobuf_bodies_are_refused(backend: Backend) {
     );
 }
 
+fn decoded(raw: &Raw, kind: &str) -> Value {
+    assert_eq!(raw.content_type, protobuf::MEDIA_TYPE, "status {}", raw.status);
+    protobuf::decode(&raw.body, "v1", kind).unwrap_or_else(|e| panic!("{kind} does not decode: {e}"))
+}
+
+async fn p2_protobuf_first_gets_protobuf(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let made = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "made", "labels": {"pick": "me"}},
+        "data": {"a": "b"}});
+    let body = protobuf::encode(&made).expect("encodes");
+    let created = send(
+        &client,
+        "POST",
+        configmaps,
+        protobuf::MEDIA_TYPE,
+        PROTOBUF_FIRST,
+        body,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    let created = decoded(&created, "ConfigMap");
+    assert_eq!(created["data"], json!({"a": "b"}));
+
+    let got = send(
+        &client,
+        "GET",
+        &format!("{configmaps}/made"),
+        "",
+        PROTOBUF_FIRST,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(got.status, 200);
+    let got = decoded(&got, "ConfigMap");
+    assert_eq!(got, created, "{got}");
+    assert_eq!(got["kind"], "ConfigMap");
+
+    let listed = send(
+        &client,
+        "GET",
+        &format!("{configmaps}?labelSelector=pick%3Dme"),
+        "",
+        PROTOBUF_FIRST,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(listed.status, 200);
+    let listed = decoded(&listed, "ConfigMapList");
+    assert_eq!(listed["kind"], "ConfigMapList");
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed["items"][0]["metadata"]["uid"], got["metadata"]["uid"]);
+
+    let missing = send(
+        &client,
+        "GET",
+        &format!("{configmaps}/nope"),
+        "",
+        PROTOBUF_FIRST,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    let missing = decoded(&missing, "Status");
+    assert_eq!(missing["reason"], "NotFound");
+    assert_eq!(missing["code"], 404);
+    assert_eq!(missing["message"], "configmaps \"nope\" not found");
+
+    // A watch from the create on: the ADDED event of the ConfigMap, then the end of the timeout.
+    let since = created["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("a resourceVersion");
+    let rv: u64 = since.parse().expect("a number");
+    let watched = send(
+        &client,
+        "GET",
+        &format!(
+            "{configmaps}?watch=true&timeoutSeconds=2&labelSelector=pick%3Dme&resourceVersion={}",
+            rv - 1
+        ),
+        "",
+        PROTOBUF_FIRST,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(watched.status, 200);
+    assert_eq!(watched.content_type, protobuf::WATCH_MEDIA_TYPE);
+    let (event, used) = protobuf::read_watch_frame(&watched.body)
+        .expect("a frame decodes")
+        .expect("a whole frame");
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["metadata"]["name"], "made");
+    assert_eq!(event["object"]["kind"], "ConfigMap");
+    assert_eq!(used, watched.body.len(), "one event");
+
+    // Delete options in protobuf, as typed client-go clients send them: a precondition that does not
+    // hold keeps the object, and says so in a protobuf Status.
+    let options = protobuf::encode(&json!({"apiVersion": "v1", "kind": "DeleteOptions",
+        "preconditions": {"uid": "not-this-one"}}))
+    .expect("encodes");
+    let kept = send(
+        &client,
+        "DELETE",
+        &format!("{configmaps}/made"),
+        protobuf::MEDIA_TYPE,
+        PROTOBUF_FIRST,
+        options,
+    )
+    .await;
+    assert_eq!(kept.status, 409);
+    let kept = decoded(&kept, "Status");
+    assert_eq!(kept["reason"], "Conflict", "{kept}");
+    let options = protobuf::encode(&json!({"apiVersion": "v1", "kind": "DeleteOptions"})).expect("encodes");
+    let deleted = send(
+        &client,
+        "DELETE",
+        &format!("{configmaps}/made"),
+        protobuf::MEDIA_TYPE,
+        PROTOBUF_FIRST,
+        options,
+    )
+    .await;
+    assert_eq!(deleted.status, 200);
+    let deleted = decoded(&deleted, "Status");
+    assert_eq!(deleted["status"], "Success", "{deleted}");
+
+    // Tables stay JSON.
+    let table = send(&client, "GET", configmaps, "",
+        "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json;as=Table;v=v1;g=meta.k8s.io, application/json",
+        Vec::new()).await;
+    assert_eq!(table.content_type, "application/json");
+}
+
+const WEBAPPS: &str = "/apis/example.com/v1/namespaces/default/webapps";
+
+async fn webapps(client: &kube::Client) {
+    common::install_crd(
+        client,
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "webapps.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "webapps", "singular": "webapp", "kind": "WebApp", "listKind": "WebAppList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}),
+    )
+    .await;
+    common::discovered(client, "example.com", "v1", "webapps").await;
+}
+
+async fn p3_custom_resources_stay_json(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    webapps(&client).await;
+    let app = json!({"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": {"name": "w"}});
+    let created = send(
+        &client,
+        "POST",
+        WEBAPPS,
+        "application/json",
+        PROTOBUF_FIRST,
+        app.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    assert_eq!(
+        created.content_type, "application/json",
+        "JSON after protobuf is acceptable"
+    );
+    let got = send(
+        &client,
+        "GET",
+        &format!("{WEBAPPS}/w"),
+        "",
+        PROTOBUF_FIRST,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!((got.status, got.content_type.as_str()), (200, "application/json"));
+    let watched = send(
+        &client,
+        "GET",
+        &format!("{WEBAPPS}?watch=true&timeoutSeconds=1"),
+        "",
+        PROTOBUF_FIRST,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(watched.content_type, "application/json");
+    assert!(String::from_utf8_lossy(&watched.body).contains("\"ADDED\""));
+
+    let only = send(
+        &client,
+        "GET",
+        &format!("{WEBAPPS}/w"),
+        "",
+        protobuf::MEDIA_TYPE,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(only.status, 406);
+    let status = decoded(&only, "Status");
+    assert_eq!(status["reason"], "NotAcceptable");
+    assert_eq!(
+        status["message"],
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    );
+}
+
+/// A custom resource sent as protobuf is never stored. The embedded server answers 415; kube-apiserver
+/// 1.33 fails the request without an answer (it recovers from a panic in its handler and drops the
+/// connection), so on the real tier the test asserts only that the request did not succeed.
+async fn p3_custom_resource_bodies_in_protobuf_are_refused(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    webapps(&client).await;
+    // An envelope naming the WebApp kind around its JSON: what a client would have to invent.
+    let raw = br#"{"apiVersion":"example.com/v1","kind":"WebApp","metadata":{"name":"sent"}}"#;
+    let mut type_meta = vec![0x0a, 14];
+    type_meta.extend(b"example.com/v1");
+    type_meta.extend([0x12, 6]);
+    type_meta.extend(b"WebApp");
+    let mut body = protobuf::MAGIC.to_vec();
+    body.extend([0x0a, type_meta.len() as u8]);
+    body.extend(type_meta);
+    body.extend([0x12, raw.len() as u8]);
+    body.extend(raw);
+    let mut request = axum::http::Request::post(WEBAPPS)
+        .header("content-type", protobuf::MEDIA_TYPE)
+        .header("accept", "application/json");
+    request = request.header("user-agent", "protobuf-test");
+    let answer = client
+        .send(request.body(kube::client::Body::from(body)).expect("a request"))
+        .await;
+    match backend {
+        Backend::Embedded => {
+            let response = answer.expect("an answer");
+            assert_eq!(response.status().as_u16(), 415);
+            let bytes = axum::body::to_bytes(axum::body::Body::new(response.into_body()), usize::MAX)
+                .await
+                .expect("a body");
+            let status: Value = serde_json::from_slice(&bytes).expect("a Status");
+            assert_eq!(status["reason"], "UnsupportedMediaType");
+            assert_eq!(
+                status["message"],
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
+            );
+        }
+        Backend::Real => {
+            if let Ok(response) = answer {
+                assert!(!response.status().is_success(), "{}", response.status());
+            }
+        }
+    }
+    let got = send(
+        &client,
+        "GET",
+        &format!("{WEBAPPS}/sent"),
+        "",
+        "application/json",
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(got.status, 404, "nothing was stored");
+}
+
 testenv::each_control_plane!(
     p1_kubectl_generators_create_what_they_print,
     p1_kubectl_reviews_and_approvals,
     p2_bad_protobuf_bodies_are_refused,
+    p2_protobuf_first_gets_protobuf,
+    p3_custom_resources_stay_json,
+    p3_custom_resource_bodies_in_protobuf_are_refused,
 );

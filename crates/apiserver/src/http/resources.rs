@@ -16,7 +16,7 @@ use super::{
     Call, Shared, computed, kubelet,
     path::ResourcePath,
     pods,
-    respond::{self, Representation},
+    respond::{self, Encoding, Representation},
     reviews, scale, watch,
 };
 use crate::{
@@ -28,7 +28,29 @@ use crate::{
 
 pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
     let deprecation = deprecation(&target);
-    let response = serve(shared, target, call).await?;
+    let encoding = respond::encoding(&call.accept);
+    let builtin = shared
+        .store
+        .resolve(&target.group, &target.version, &target.plural)
+        .map(|rt| rt.is_builtin());
+    let response = match (encoding, builtin) {
+        // Custom resources have no protobuf form (P3).
+        (
+            Encoding::Protobuf {
+                json_acceptable: false,
+            },
+            Some(false),
+        ) => {
+            return Ok(respond::protobuf_not_acceptable());
+        }
+        (Encoding::Protobuf { .. }, Some(true)) => {
+            let response = serve(shared, target, call)
+                .await
+                .unwrap_or_else(|error| respond::error(&error));
+            respond::into_protobuf(response).await
+        }
+        _ => serve(shared, target, call).await?,
+    };
     Ok(match deprecation {
         Some(warning) => respond::with_warnings(response, &[warning.to_owned()]),
         None => response,

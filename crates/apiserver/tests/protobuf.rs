@@ -1,4 +1,4 @@
-//! The protobuf form of the built-in kinds (P1-P3 of docs/apiserver-requirements.md), which kubectl's
+//! The protobuf form of the built-in kinds (D9, D12 and D13 of docs/apiserver-requirements.md), which kubectl's
 //! generator commands and every typed client-go client send, on both control planes: what kubectl
 //! creates and prints, what a protobuf-first Accept header gets back, and what bad bodies get.
 
@@ -163,13 +163,13 @@ async fn generators_with(plane: &ControlPlane, binary: &Path, suffix: &str) {
     assert_eq!(printed, got);
 }
 
-async fn p1_kubectl_generators_create_what_they_print(backend: Backend) {
+async fn d9_kubectl_generators_create_what_they_print(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     generators_with(&plane, Path::new(common::kubectl::DEFAULT), "current").await;
     generators_with(&plane, &release("1.27"), "old").await;
 }
 
-async fn p1_kubectl_reviews_and_approvals(backend: Backend) {
+async fn d9_kubectl_reviews_and_approvals(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let kubectl = Kubectl::new(&plane);
     assert_eq!(
@@ -211,7 +211,7 @@ async fn p1_kubectl_reviews_and_approvals(backend: Backend) {
     );
 }
 
-async fn p2_bad_protobuf_bodies_are_refused(backend: Backend) {
+async fn d9_bad_protobuf_bodies_are_refused(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
     let configmaps = "/api/v1/namespaces/default/configmaps";
@@ -253,7 +253,7 @@ fn decoded(raw: &Raw, kind: &str) -> Value {
     protobuf::decode(&raw.body, "v1", kind).unwrap_or_else(|e| panic!("{kind} does not decode: {e}"))
 }
 
-async fn p2_protobuf_first_gets_protobuf(backend: Backend) {
+async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
     let configmaps = "/api/v1/namespaces/default/configmaps";
@@ -398,7 +398,7 @@ async fn webapps(client: &kube::Client) {
     common::discovered(client, "example.com", "v1", "webapps").await;
 }
 
-async fn p3_custom_resources_stay_json(backend: Backend) {
+async fn d13_custom_resources_stay_json(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
     webapps(&client).await;
@@ -460,7 +460,7 @@ async fn p3_custom_resources_stay_json(backend: Backend) {
 /// A custom resource sent as protobuf is never stored. The embedded server answers 415; kube-apiserver
 /// 1.33 fails the request without an answer (it recovers from a panic in its handler and drops the
 /// connection), so on the real tier the test asserts only that the request did not succeed.
-async fn p3_custom_resource_bodies_in_protobuf_are_refused(backend: Backend) {
+async fn d13_custom_resource_bodies_in_protobuf_are_refused(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
     webapps(&client).await;
@@ -515,10 +515,10 @@ async fn p3_custom_resource_bodies_in_protobuf_are_refused(backend: Backend) {
 }
 
 testenv::each_control_plane!(
-    p1_kubectl_generators_create_what_they_print,
-    p1_kubectl_reviews_and_approvals,
-    p2_bad_protobuf_bodies_are_refused,
-    p2_protobuf_first_gets_protobuf,
-    p3_custom_resources_stay_json,
-    p3_custom_resource_bodies_in_protobuf_are_refused,
+    d9_kubectl_generators_create_what_they_print,
+    d9_kubectl_reviews_and_approvals,
+    d9_bad_protobuf_bodies_are_refused,
+    d12_protobuf_first_gets_protobuf,
+    d13_custom_resources_stay_json,
+    d13_custom_resource_bodies_in_protobuf_are_refused,
 );

@@ -1,5 +1,5 @@
 //! The protobuf form of the built-in kinds (`application/vnd.kubernetes.protobuf`), which client-go
-//! based tools send and ask for first (P1). A body is the magic `k8s\0` and a `runtime.Unknown`
+//! based tools send and ask for first (D9). A body is the magic `k8s\0` and a `runtime.Unknown`
 //! holding the apiVersion, the kind and the object's message; watch events are length-prefixed
 //! `WatchEvent` messages.
 //!

@@ -10,7 +10,7 @@ fn round_trip(object: &Value) -> Value {
 }
 
 #[test]
-fn p1_a_config_map_comes_back_as_go_prints_it() {
+fn d9_a_config_map_comes_back_as_go_prints_it() {
     let made = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "made", "namespace": "default", "labels": {"a": "b"}},
         "data": {"a": "b"}, "binaryData": {"bin": "AAEC"}});
@@ -21,7 +21,7 @@ fn p1_a_config_map_comes_back_as_go_prints_it() {
 }
 
 #[test]
-fn p1_a_deployment_keeps_what_go_prints_and_drops_what_it_omits() {
+fn d9_a_deployment_keeps_what_go_prints_and_drops_what_it_omits() {
     // What `kubectl create deployment web --image=nginx` sends, read back as kube-apiserver reads it.
     let sent = json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "labels": {"app": "web"}},
@@ -42,7 +42,7 @@ fn p1_a_deployment_keeps_what_go_prints_and_drops_what_it_omits() {
 }
 
 #[test]
-fn p1_times_quantities_int_or_strings_and_inlined_structs_keep_their_json_form() {
+fn d9_times_quantities_int_or_strings_and_inlined_structs_keep_their_json_form() {
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "p", "creationTimestamp": "2024-05-01T10:00:00Z",
             "deletionTimestamp": "2024-05-01T10:05:00Z", "generation": 3,
@@ -78,7 +78,7 @@ fn p1_times_quantities_int_or_strings_and_inlined_structs_keep_their_json_form()
 }
 
 #[test]
-fn p1_micro_times_secret_bytes_and_named_slices() {
+fn d9_micro_times_secret_bytes_and_named_slices() {
     let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"name": "l"}, "spec": {"renewTime": "2024-05-01T10:00:00.123456Z", "holderIdentity": ""}});
     let read = round_trip(&lease);
@@ -105,7 +105,7 @@ fn p1_micro_times_secret_bytes_and_named_slices() {
 }
 
 #[test]
-fn p1_lists_statuses_and_schemas() {
+fn d9_lists_statuses_and_schemas() {
     let list = json!({"apiVersion": "v1", "kind": "ConfigMapList",
         "metadata": {"resourceVersion": "7", "continue": "next", "remainingItemCount": 2},
         "items": [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}, "data": {"k": "v"}}]});
@@ -137,7 +137,7 @@ fn p1_lists_statuses_and_schemas() {
 }
 
 #[test]
-fn p1_watch_frames_carry_the_event_and_its_object() {
+fn d9_watch_frames_carry_the_event_and_its_object() {
     let object =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "resourceVersion": "9"}});
     let mut stream = watch_frame("ADDED", &object).unwrap();
@@ -152,7 +152,7 @@ fn p1_watch_frames_carry_the_event_and_its_object() {
 }
 
 #[test]
-fn p1_bad_bodies_are_errors_not_panics() {
+fn d9_bad_bodies_are_errors_not_panics() {
     assert!(decode(b"{}", "v1", "ConfigMap").is_err());
     assert!(decode(b"k8s\0\xff\xff\xff", "v1", "ConfigMap").is_err());
     let good = encode(
@@ -172,7 +172,7 @@ fn p1_bad_bodies_are_errors_not_panics() {
 
 proptest::proptest! {
     #[test]
-    fn p1_any_bytes_after_the_magic_decode_or_fail_cleanly(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+    fn d9_any_bytes_after_the_magic_decode_or_fail_cleanly(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
         let mut body = MAGIC.to_vec();
         body.extend(tail);
         let _ = decode(&body, "apps/v1", "Deployment");
@@ -182,7 +182,7 @@ proptest::proptest! {
 /// Every field of every built-in message has its Go facts (a gap would print under the proto name
 /// and ignore `omitempty` and pointers): the build script read each struct it should have.
 #[test]
-fn p1_every_field_has_go_facts() {
+fn d9_every_field_has_go_facts() {
     let schema = loaded().unwrap();
     let mut missing = Vec::new();
     for message in schema.pool.all_messages() {

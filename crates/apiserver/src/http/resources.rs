@@ -34,7 +34,7 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
         .resolve(&target.group, &target.version, &target.plural)
         .map(|rt| rt.is_builtin());
     let response = match (encoding, builtin) {
-        // Custom resources have no protobuf form (P3).
+        // Custom resources have no protobuf form (D13).
         (
             Encoding::Protobuf {
                 json_acceptable: false,
@@ -314,7 +314,7 @@ pub(super) fn parse_body(call: &Call, rt: &ResourceType) -> Result<(Value, Vec<S
     Ok((value, duplicates))
 }
 
-/// The media types a body of `rt` may come in: protobuf for the built-in kinds alone (P1).
+/// The media types a body of `rt` may come in: protobuf for the built-in kinds alone (D9).
 fn accepted_bodies(rt: &ResourceType) -> &'static str {
     if rt.is_builtin() {
         "application/json, application/yaml, application/vnd.kubernetes.protobuf"
@@ -323,7 +323,7 @@ fn accepted_bodies(rt: &ResourceType) -> &'static str {
     }
 }
 
-/// A protobuf body (P1), as the JSON object the rest of the request works on; the envelope names its
+/// A protobuf body (D9), as the JSON object the rest of the request works on; the envelope names its
 /// kind, `kind` (of `rt`'s group version) stands in when it does not. Custom resources have no
 /// protobuf form.
 fn decode_protobuf(call: &Call, rt: &ResourceType, kind: &str) -> Result<Value> {
@@ -453,7 +453,7 @@ fn delete_options(call: &Call, rt: &ResourceType) -> Result<DeleteOptions> {
     let body: Value = if call.body.is_empty() {
         json!({})
     } else if protobuf {
-        // Typed client-go clients send their DeleteOptions as protobuf (P1).
+        // Typed client-go clients send their DeleteOptions as protobuf (D9).
         decode_protobuf(call, rt, "DeleteOptions")?
     } else {
         serde_json::from_slice(&call.body)

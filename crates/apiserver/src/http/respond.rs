@@ -1,6 +1,6 @@
 //! Responses: JSON bodies, `Status` errors (C6), `Warning` headers, and what the Accept header asks
 //! for (Table T1, aggregated discovery D6, the OpenAPI v2 document as protobuf D7, the built-in kinds
-//! as protobuf P2).
+//! as protobuf D12).
 
 use axum::{
     body::Body,
@@ -122,7 +122,7 @@ pub fn negotiate(accept: &str) -> Representation {
 }
 
 /// The body form an Accept header puts first among those served, for objects, lists and Status
-/// errors (P2). A representation named by `as=` (a Table) is not an object: [`negotiate`] serves it.
+/// errors (D12). A representation named by `as=` (a Table) is not an object: [`negotiate`] serves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
     Json,
@@ -229,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    fn p2_protobuf_when_listed_before_json() {
+    fn d12_protobuf_when_listed_before_json() {
         let client_go = "application/vnd.kubernetes.protobuf, */*";
         assert_eq!(
             encoding(client_go),

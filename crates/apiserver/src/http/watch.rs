@@ -1,5 +1,5 @@
 //! Watch streams (W5-W11): newline-delimited events over a chunked 200 response, or length-prefixed
-//! protobuf frames when a client asks for protobuf first (P2). Each watch runs as its own task feeding
+//! protobuf frames when a client asks for protobuf first (D12). Each watch runs as its own task feeding
 //! a bounded channel, so a slow client only slows itself; the store never waits.
 
 use std::{sync::Arc, time::Duration};

@@ -10,6 +10,7 @@
 //! - [`table`]: `meta.k8s.io/v1` Table rendering: the built-in kinds' columns and CRDs' printer columns.
 //! - [`openapi`]: the OpenAPI schemas of the built-in kinds and of custom resources.
 //! - [`defaults`]: defaults the real API server applies to built-in kinds.
+//! - [`protobuf`]: the protobuf form of the built-in kinds, to and from their JSON.
 //!
 //! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
 
@@ -19,6 +20,7 @@ pub mod discovery;
 pub mod error;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod resource;
 pub mod scale;
 pub mod schema;

@@ -1,7 +1,7 @@
 //! The self-subject reviews `kubectl auth can-i` and `kubectl auth whoami` send, as JSON (as kube-rs
 //! and the Python client send them), with the administrator's token: the embedded server answers as
 //! the real kube-apiserver answers a member of `system:masters`. kubectl itself sends these as
-//! protobuf, which only the real server decodes (docs/control-planes.md).
+//! protobuf (crates/apiserver/tests/protobuf.rs).
 
 mod common;
 

@@ -27,7 +27,7 @@ pub fn ephemeral_containers(
     let current = shared.store.get(rt, namespace, name)?;
     let wanted = match call.method {
         Method::GET => return Ok(respond::json(200, &current)),
-        Method::PUT => parse_body(call)?.0,
+        Method::PUT => parse_body(call, rt)?.0,
         Method::PATCH => {
             // The patch is applied to the whole pod, as kube-apiserver does, and only its ephemeral
             // containers are kept from the result.
@@ -93,7 +93,7 @@ pub fn bind(
             "the server does not allow this method on the requested resource".into(),
         ));
     }
-    let binding = parse_body(call)?.0;
+    let binding = parse_body(call, rt)?.0;
     let node = binding
         .pointer("/target/name")
         .and_then(Value::as_str)

@@ -16,7 +16,7 @@ use super::{
     Call, Shared, computed, continuation, kubelet,
     path::ResourcePath,
     pods,
-    respond::{self, Representation},
+    respond::{self, Encoding, Representation},
     reviews, scale, watch,
 };
 use crate::{
@@ -28,7 +28,29 @@ use crate::{
 
 pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
     let deprecation = deprecation(&target);
-    let response = serve(shared, target, call).await?;
+    let encoding = respond::encoding(&call.accept);
+    let builtin = shared
+        .store
+        .resolve(&target.group, &target.version, &target.plural)
+        .map(|rt| rt.is_builtin());
+    let response = match (encoding, builtin) {
+        // Custom resources have no protobuf form (D13).
+        (
+            Encoding::Protobuf {
+                json_acceptable: false,
+            },
+            Some(false),
+        ) => {
+            return Ok(respond::protobuf_not_acceptable());
+        }
+        (Encoding::Protobuf { .. }, Some(true)) => {
+            let response = serve(shared, target, call)
+                .await
+                .unwrap_or_else(|error| respond::error(&error));
+            respond::into_protobuf(response).await
+        }
+        _ => serve(shared, target, call).await?,
+    };
     Ok(match deprecation {
         Some(warning) => respond::with_warnings(response, &[warning.to_owned()]),
         None => response,
@@ -72,7 +94,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
     }
     if apimachinery::resource::is_review(&rt) {
         return match (&call.method, target.name.as_deref()) {
-            (&Method::POST, None) => reviews::answer(&rt, parse_body(&call)?.0),
+            (&Method::POST, None) => reviews::answer(&rt, parse_body(&call, &rt)?.0),
             _ => Err(Error::MethodNotAllowed("a review is only created".into())),
         };
     }
@@ -83,7 +105,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         let write = match call.method {
             Method::GET => None,
             Method::PUT => Some(scale::ScaleWrite {
-                body: parse_body(&call)?.0,
+                body: parse_body(&call, &rt)?.0,
                 patch_type: None,
                 options: write_options(&call, Vec::new())?,
             }),
@@ -174,7 +196,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                     "POST on a namespaced resource needs a namespace".into(),
                 ));
             }
-            let (body, duplicates) = parse_body(&call)?;
+            let (body, duplicates) = parse_body(&call, &rt)?;
             let written = writes
                 .write(Change::Create(body), &write_options(&call, duplicates)?)
                 .await?;
@@ -184,7 +206,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
             ))
         }
         (&Method::PUT, Some(name)) => {
-            let (body, duplicates) = parse_body(&call)?;
+            let (body, duplicates) = parse_body(&call, &rt)?;
             let options = write_options(&call, duplicates)?;
             let written = writes
                 .write(Change::Update { name, object: body }, &options)
@@ -219,7 +241,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
             ))
         }
         (&Method::DELETE, Some(name)) => {
-            let object = writes.delete(name, &delete_options(&call)?).await?;
+            let object = writes.delete(name, &delete_options(&call, &rt)?).await?;
             Ok(respond::json(200, &deleted(&rt, name, object)))
         }
         (&Method::DELETE, None) => {
@@ -228,7 +250,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                 .delete_collection(
                     target.namespace.as_deref(),
                     |o| labels.matches(o) && fields.matches(o),
-                    &delete_options(&call)?,
+                    &delete_options(&call, &rt)?,
                 )
                 .await?;
             let rv = shared.store.current_resource_version().to_string();
@@ -260,14 +282,18 @@ fn table(rt: &ResourceType, rows: &[&Value], resource_version: &str, token: Opti
 }
 
 /// The body of a create or an update, and the fields it repeats (for `fieldValidation`).
-pub(super) fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
+pub(super) fn parse_body(call: &Call, rt: &ResourceType) -> Result<(Value, Vec<String>)> {
     let content_type = call.content_type.as_deref().unwrap_or("application/json");
     let essence = content_type.split(';').next().unwrap_or_default().trim();
+    if apimachinery::protobuf::is_protobuf(essence) {
+        return Ok((decode_protobuf(call, rt, &rt.kind)?, Vec::new()));
+    }
     if !matches!(essence, "application/json" | "application/yaml" | "") {
-        // Only JSON and YAML are served; client-go retries with JSON on 415.
-        return Err(Error::UnsupportedMediaType(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml".into(),
-        ));
+        // client-go retries with JSON on 415.
+        return Err(Error::UnsupportedMediaType(format!(
+            "the body of the request was in an unknown format - accepted media types include: {}",
+            accepted_bodies(rt)
+        )));
     }
     let (value, duplicates) = if content_type.contains("yaml") {
         // A YAML mapping with a repeated key does not decode at all, as in kube-apiserver.
@@ -286,6 +312,32 @@ pub(super) fn parse_body(call: &Call) -> Result<(Value, Vec<String>)> {
         ));
     }
     Ok((value, duplicates))
+}
+
+/// The media types a body of `rt` may come in: protobuf for the built-in kinds alone (D9).
+fn accepted_bodies(rt: &ResourceType) -> &'static str {
+    if rt.is_builtin() {
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    } else {
+        "application/json, application/yaml"
+    }
+}
+
+/// A protobuf body (D9), as the JSON object the rest of the request works on; the envelope names its
+/// kind, `kind` (of `rt`'s group version) stands in when it does not. Custom resources have no
+/// protobuf form.
+fn decode_protobuf(call: &Call, rt: &ResourceType, kind: &str) -> Result<Value> {
+    if !rt.is_builtin() {
+        return Err(Error::UnsupportedMediaType(format!(
+            "the body of the request was in an unknown format - accepted media types include: {}",
+            accepted_bodies(rt)
+        )));
+    }
+    apimachinery::protobuf::decode(&call.body, &rt.api_version(), kind).map_err(|error| {
+        Error::BadRequest(format!(
+            "the object provided is unrecognized (must be of type {kind}): {error}"
+        ))
+    })
 }
 
 pub(super) fn patch_type_of(call: &Call) -> Result<PatchType> {
@@ -393,9 +445,16 @@ fn manager_from_user_agent(call: &Call) -> Option<String> {
     })
 }
 
-fn delete_options(call: &Call) -> Result<DeleteOptions> {
+fn delete_options(call: &Call, rt: &ResourceType) -> Result<DeleteOptions> {
+    let protobuf = call
+        .content_type
+        .as_deref()
+        .is_some_and(apimachinery::protobuf::is_protobuf);
     let body: Value = if call.body.is_empty() {
         json!({})
+    } else if protobuf {
+        // Typed client-go clients send their DeleteOptions as protobuf (D9).
+        decode_protobuf(call, rt, "DeleteOptions")?
     } else {
         serde_json::from_slice(&call.body)
             .map_err(|e| Error::BadRequest(format!("error decoding DeleteOptions: {e}")))?

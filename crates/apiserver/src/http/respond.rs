@@ -1,6 +1,6 @@
 //! Responses: JSON bodies, `Status` errors (C6), `Warning` headers, and what the Accept header asks
-//! for (Table T1, aggregated discovery D6, the OpenAPI v2 document as protobuf D7; JSON even when
-//! protobuf is listed, D9).
+//! for (Table T1, aggregated discovery D6, the OpenAPI v2 document as protobuf D7, the built-in kinds
+//! as protobuf D12).
 
 use axum::{
     body::Body,
@@ -121,6 +121,93 @@ pub fn negotiate(accept: &str) -> Representation {
     Representation::Object
 }
 
+/// The body form an Accept header puts first among those served, for objects, lists and Status
+/// errors (D12). A representation named by `as=` (a Table) is not an object: [`negotiate`] serves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Json,
+    /// Protobuf first; whether JSON (or YAML, or anything) is acceptable after it.
+    Protobuf {
+        json_acceptable: bool,
+    },
+}
+
+pub fn encoding(accept: &str) -> Encoding {
+    if negotiate(accept) != Representation::Object {
+        return Encoding::Json;
+    }
+    let entries: Vec<&str> = accept
+        .split(',')
+        .filter(|candidate| !candidate.split(';').skip(1).any(|p| p.trim().starts_with("as=")))
+        .map(|candidate| candidate.split(';').next().unwrap_or("").trim())
+        .collect();
+    let textual = |essence: &&str| {
+        matches!(
+            *essence,
+            "application/json" | "application/yaml" | "*/*" | "application/*"
+        )
+    };
+    match entries
+        .iter()
+        .position(|e| apimachinery::protobuf::is_protobuf(e))
+    {
+        Some(first) if !entries[..first].iter().any(textual) => Encoding::Protobuf {
+            json_acceptable: entries[first..].iter().any(textual),
+        },
+        _ => Encoding::Json,
+    }
+}
+
+/// `response` (a JSON object, list or Status) in protobuf; as it was when its body is not JSON of a
+/// kind protobuf carries (the caller checked the resource is a built-in one).
+pub async fn into_protobuf(response: Response) -> Response {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == b"application/json");
+    if !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // Every JSON answer but a watch's is whole in memory already; watches answer protobuf themselves.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    let encoded = serde_json::from_slice::<Value>(&bytes)
+        .map_err(|e| e.to_string())
+        .and_then(|value| apimachinery::protobuf::encode(&value).map_err(|e| e.to_string()));
+    match encoded {
+        Ok(protobuf) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(apimachinery::protobuf::MEDIA_TYPE),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(protobuf))
+        }
+        Err(error) => {
+            tracing::debug!(%error, "answered JSON: the body has no protobuf form");
+            Response::from_parts(parts, Body::from(bytes))
+        }
+    }
+}
+
+/// 406 for a custom resource asked for in protobuf alone, as a protobuf Status as kube-apiserver
+/// writes it.
+pub fn protobuf_not_acceptable() -> Response {
+    let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+        "reason": "NotAcceptable", "code": 406});
+    match apimachinery::protobuf::encode(&status) {
+        Ok(body) => {
+            let mut response = bytes(body, apimachinery::protobuf::MEDIA_TYPE);
+            *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
+            response
+        }
+        Err(_) => json(406, &status),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +226,29 @@ mod tests {
             Representation::Object
         );
         assert_eq!(negotiate(""), Representation::Object);
+    }
+
+    #[test]
+    fn d12_protobuf_when_listed_before_json() {
+        let client_go = "application/vnd.kubernetes.protobuf, */*";
+        assert_eq!(
+            encoding(client_go),
+            Encoding::Protobuf {
+                json_acceptable: true
+            }
+        );
+        assert_eq!(
+            encoding("application/vnd.kubernetes.protobuf"),
+            Encoding::Protobuf {
+                json_acceptable: false
+            }
+        );
+        assert_eq!(
+            encoding("application/json, application/vnd.kubernetes.protobuf"),
+            Encoding::Json
+        );
+        assert_eq!(encoding(""), Encoding::Json);
+        let table = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json;as=Table;v=v1;g=meta.k8s.io, application/json";
+        assert_eq!(encoding(table), Encoding::Json, "Tables stay JSON");
     }
 }

@@ -1,5 +1,6 @@
-//! Watch streams (W5-W11): newline-delimited events over a chunked 200 response. Each watch runs as its
-//! own task feeding a bounded channel, so a slow client only slows itself; the store never waits.
+//! Watch streams (W5-W11): newline-delimited events over a chunked 200 response, or length-prefixed
+//! protobuf frames when a client asks for protobuf first (D12). Each watch runs as its own task feeding
+//! a bounded channel, so a slow client only slows itself; the store never waits.
 
 use std::{sync::Arc, time::Duration};
 
@@ -16,7 +17,7 @@ use tokio::sync::{broadcast::error::RecvError, mpsc};
 use super::{
     Call, Shared,
     resources::selectors,
-    respond::{self, Representation},
+    respond::{self, Encoding, Representation},
 };
 use crate::{
     error::{Error, Result},
@@ -85,6 +86,7 @@ pub fn serve(
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
     let table = respond::negotiate(&call.accept) == Representation::Table;
+    let protobuf = rt.is_builtin() && matches!(respond::encoding(&call.accept), Encoding::Protobuf { .. });
     let (sender, receiver) = mpsc::channel::<Bytes>(256);
     let start = shared.store.watch(&rt, since);
     let store = shared.store.clone();
@@ -95,6 +97,7 @@ pub fn serve(
             store: store.clone(),
             rt,
             table,
+            protobuf,
             headers_sent: false,
         };
         let start = match start {
@@ -170,7 +173,11 @@ pub fn serve(
     let mut response = Response::new(body);
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
+        header::HeaderValue::from_static(if protobuf {
+            apimachinery::protobuf::WATCH_MEDIA_TYPE
+        } else {
+            "application/json"
+        }),
     );
     response.headers_mut().insert(
         header::CACHE_CONTROL,
@@ -186,12 +193,15 @@ struct Stream {
     store: Arc<Store>,
     rt: Arc<ResourceType>,
     table: bool,
+    /// Events as protobuf frames rather than JSON lines.
+    protobuf: bool,
     headers_sent: bool,
 }
 
 impl Stream {
     async fn send_raw(&mut self, event_type: &str, object: Value) -> bool {
-        self.sender.send(encode_line(event_type, object)).await.is_ok()
+        let encoded = self.encode(event_type, object);
+        self.sender.send(encoded).await.is_ok()
     }
 
     async fn bookmark(&mut self, resource_version: u64, annotations: Option<Value>) -> bool {
@@ -260,11 +270,14 @@ impl Stream {
             (_, false, _) => return true,
             (kind, true, _) => kind,
         };
-        if !self.table {
+        if !self.table && !self.protobuf {
             let line = self.shared_line(event, event_type);
             return self.sender.send(line).await.is_ok();
         }
         let object = lifecycle::present(&self.rt, &event.object.decode());
+        if self.protobuf {
+            return self.send_raw(event_type.as_str(), object).await;
+        }
         let rv = object
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
@@ -302,6 +315,27 @@ impl Stream {
             let _ = event.encoded.set((api_version, line.clone()));
         }
         line
+    }
+}
+
+impl Stream {
+    /// One event in the stream's form: a JSON line, or a protobuf frame.
+    fn encode(&self, event_type: &str, object: Value) -> Bytes {
+        if !self.protobuf {
+            return encode_line(event_type, object);
+        }
+        match apimachinery::protobuf::watch_frame(event_type, &object) {
+            Ok(frame) => Bytes::from(frame),
+            Err(error) => {
+                // Stored objects of a built-in kind always have a protobuf form; should one not, the
+                // client learns why instead of reading a JSON line it cannot parse.
+                let status = Error::Internal(format!("the {event_type} event has no protobuf form: {error}"))
+                    .to_status();
+                apimachinery::protobuf::watch_frame("ERROR", &status)
+                    .map(Bytes::from)
+                    .unwrap_or_default()
+            }
+        }
     }
 }
 

@@ -1,0 +1,313 @@
+//! Compiles the upstream Kubernetes `generated.proto` files into one `FileDescriptorSet`, and reads
+//! from the Go types beside them what the descriptors do not say: how Go's encoding/json prints each
+//! field (JSON name, `omitempty`, pointer or not, inlined), and which API group each package serves.
+//!
+//! Why descriptors and not generated structs (prost-build, or the k8s-pb crate): the protobuf form is
+//! only a carrier here. Every body is turned into the JSON the rest of the server works on, and JSON
+//! back into protobuf on the way out. Structs would need one hand-written JSON conversion per type
+//! (k8s-pb's have no field names and no JSON mapping); one conversion over descriptors
+//! (prost-reflect) covers every kind, and the descriptors come from the very files kube-apiserver's
+//! own types are generated from. protox compiles them in pure Rust: no protoc to install.
+//!
+//! The files come from the Go modules at the version the test control plane pins in
+//! testenv/control-plane/go.mod (the one place that version is written): `go mod download -json`
+//! prints where each module lies in the Go module cache, fetching it first when it is not there.
+
+use std::{
+    collections::BTreeMap,
+    env, fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+
+/// The Go modules whose `generated.proto` files describe the built-in kinds.
+const MODULES: [&str; 4] = [
+    "k8s.io/api",
+    "k8s.io/apimachinery",
+    "k8s.io/apiextensions-apiserver",
+    "k8s.io/kube-aggregator",
+];
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
+    let go_mod = manifest.join("../../testenv/control-plane/go.mod");
+    println!("cargo:rerun-if-changed={}", go_mod.display());
+    println!("cargo:rerun-if-changed=build.rs");
+    let pins = fs::read_to_string(&go_mod).map_err(|e| {
+        format!(
+            "cannot read {} (it pins the Kubernetes version): {e}",
+            go_mod.display()
+        )
+    })?;
+    let mut modules = Vec::new();
+    for module in MODULES {
+        let version = pinned_version(&pins, module)
+            .ok_or_else(|| format!("{} pins no version of {module}", go_mod.display()))?;
+        modules.push((module, module_dir(module, &version)?));
+    }
+    let out = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
+
+    let mut protos = Vec::new();
+    for (module, dir) in &modules {
+        collect_protos(dir, dir, module, &mut protos)?;
+    }
+    protos.sort();
+    let mut resolver = ChainFileResolver::new();
+    resolver.add(ModuleResolver {
+        modules: modules.clone(),
+    });
+    resolver.add(GoogleFileResolver::new());
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
+    compiler.include_source_info(false).include_imports(true);
+    for (name, _) in &protos {
+        compiler
+            .open_file(name)
+            .map_err(|e| format!("compiling {name}: {e}"))?;
+    }
+    fs::write(out.join("kubernetes.fds"), compiler.encode_file_descriptor_set())
+        .map_err(|e| e.to_string())?;
+
+    let mut facts = String::new();
+    for (name, path) in &protos {
+        let dir = path.parent().ok_or("a proto file without a folder")?;
+        let source = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let package = source
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("package ")
+                    .map(|p| p.trim_end_matches(';').trim().to_owned())
+            })
+            .ok_or_else(|| format!("{name} declares no package"))?;
+        go_facts(dir, &package, &mut facts)?;
+    }
+    fs::write(out.join("go_fields.tsv"), facts).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The version a `replace` (or else a `require`) line of go.mod gives `module`.
+fn pinned_version(go_mod: &str, module: &str) -> Option<String> {
+    let replaced = go_mod.lines().find_map(|line| {
+        let (from, to) = line.trim().split_once("=>")?;
+        (from.trim() == module).then(|| to.split_whitespace().nth(1).map(str::to_owned))?
+    });
+    replaced.or_else(|| {
+        go_mod.lines().find_map(|line| {
+            let mut words = line.split_whitespace();
+            let first = words.next()?;
+            let (name, version) = if first == "require" {
+                (words.next()?, words.next()?)
+            } else {
+                (first, words.next()?)
+            };
+            (name == module && version.starts_with('v') && version != "v0.0.0").then(|| version.to_owned())
+        })
+    })
+}
+
+/// Where the Go module cache holds `module@version`.
+fn module_dir(module: &str, version: &str) -> Result<PathBuf, String> {
+    let output = Command::new("go")
+        .args(["mod", "download", "-json", &format!("{module}@{version}")])
+        .output()
+        .map_err(|e| format!("running `go mod download` for {module}@{version} (the Go toolchain is needed to build this crate: the Kubernetes .proto files come from the Go module cache): {e}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let dir = text.lines().find_map(|line| {
+        let value = line.trim().strip_prefix("\"Dir\": \"")?;
+        Some(value.trim_end_matches(',').trim_end_matches('"').to_owned())
+    });
+    match dir {
+        Some(dir) if output.status.success() => Ok(PathBuf::from(dir)),
+        _ => Err(format!(
+            "`go mod download -json {module}@{version}` found no module (offline and not in the module cache?): {}{}",
+            text.trim(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+    }
+}
+
+/// Every `generated.proto` of the module, named as the files import each other
+/// (`k8s.io/api/core/v1/generated.proto`). The test API groups apimachinery carries are left out.
+fn collect_protos(
+    root: &Path,
+    dir: &Path,
+    module: &str,
+    found: &mut Vec<(String, PathBuf)>,
+) -> Result<(), String> {
+    let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if path.is_dir() {
+            if !matches!(
+                file_name,
+                "testapigroup" | "testdata" | "vendor" | "examples" | "test"
+            ) {
+                collect_protos(root, &path, module, found)?;
+            }
+        } else if file_name == "generated.proto" {
+            let relative = path.strip_prefix(root).map_err(|e| e.to_string())?;
+            found.push((format!("{module}/{}", relative.to_string_lossy()), path.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Opens `k8s.io/<module>/<rest>` from the folder of that module.
+struct ModuleResolver {
+    modules: Vec<(&'static str, PathBuf)>,
+}
+
+impl FileResolver for ModuleResolver {
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        for (module, dir) in &self.modules {
+            if let Some(rest) = name.strip_prefix(module).and_then(|r| r.strip_prefix('/')) {
+                return File::open(name, &dir.join(rest));
+            }
+        }
+        Err(protox::Error::file_not_found(name))
+    }
+}
+
+/// Appends to `facts`, for the Go package in `dir` (proto package `package`), one line per field:
+/// `F <message> <field number> <json name> <flags>` (flags: `p` pointer, `o` omitempty, `i` inlined),
+/// `G <package> <API group>` from register.go, and `S <message>` for each named slice
+/// (`type ExtraValue []string`, carried as a message with one `items` field), `A <message> <message>`
+/// for a struct declared as another package's (`type List metav1.List`).
+fn go_facts(dir: &Path, package: &str, facts: &mut String) -> Result<(), String> {
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    for entry in fs::read_dir(dir).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let skip = !name.ends_with(".go")
+            || name.ends_with("_test.go")
+            || name.starts_with("zz_generated")
+            || name.starts_with("generated.")
+            || name.contains("swagger_doc");
+        if !skip {
+            files.insert(name, fs::read_to_string(&path).map_err(|e| e.to_string())?);
+        }
+    }
+    for source in files.values() {
+        go_file_facts(source, package, facts);
+    }
+    Ok(())
+}
+
+fn go_file_facts(source: &str, package: &str, facts: &mut String) {
+    let imports = go_imports(source);
+    let mut current: Option<String> = None;
+    for raw in source.lines() {
+        let line = raw.split("//").next().unwrap_or_default().trim();
+        if let Some(rest) = line.strip_prefix("const GroupName = ") {
+            facts.push_str(&format!("G\t{package}\t{}\n", rest.trim().trim_matches('"')));
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("type ") {
+            let mut words = rest.split_whitespace();
+            let (Some(name), Some(shape)) = (words.next(), words.next()) else {
+                continue;
+            };
+            if shape == "struct" && rest.ends_with('{') {
+                current = Some(name.to_owned());
+            } else if shape.starts_with("[]") && shape != "[]byte" {
+                facts.push_str(&format!("S\t{package}.{name}\n"));
+            } else if let Some((alias, target)) = shape.split_once('.')
+                && let Some(path) = imports.get(alias)
+            {
+                // `type MatchCondition v1.MatchCondition`: the same struct, under another name.
+                let target_package = path.replace(['/'], ".").replace('-', "_");
+                facts.push_str(&format!("A\t{package}.{name}\t{target_package}.{target}\n"));
+            }
+            continue;
+        }
+        if line == "}" {
+            current = None;
+            continue;
+        }
+        let Some(message) = &current else { continue };
+        let Some((declaration, tags)) = line.split_once('`') else {
+            continue;
+        };
+        let tags = tags.trim_end_matches('`');
+        let (Some(json), Some(protobuf)) = (tag(tags, "json"), tag(tags, "protobuf")) else {
+            continue;
+        };
+        let Some(number) = protobuf.split(',').nth(1).filter(|n| n.parse::<u32>().is_ok()) else {
+            continue;
+        };
+        let mut json_parts = json.split(',');
+        let json_name = json_parts.next().unwrap_or_default();
+        if json_name == "-" {
+            continue;
+        }
+        let options: Vec<&str> = json_parts.collect();
+        let declared: Vec<&str> = declaration.split_whitespace().collect();
+        let go_type = declared.last().copied().unwrap_or_default();
+        let mut flags = String::new();
+        if go_type.starts_with('*') {
+            flags.push('p');
+        }
+        if options.contains(&"omitempty") {
+            flags.push('o');
+        }
+        if options.contains(&"inline") || (json_name.is_empty() && declared.len() == 1) {
+            flags.push('i');
+        }
+        facts.push_str(&format!(
+            "F\t{package}.{message}\t{number}\t{json_name}\t{flags}\n"
+        ));
+    }
+}
+
+/// The import paths of a Go file by the name the file uses for each.
+fn go_imports(source: &str) -> BTreeMap<String, String> {
+    let mut imports = BTreeMap::new();
+    let mut in_block = false;
+    for line in source.lines() {
+        let line = line.trim();
+        let spec = if line == "import (" {
+            in_block = true;
+            continue;
+        } else if in_block && line == ")" {
+            in_block = false;
+            continue;
+        } else if in_block {
+            line
+        } else if let Some(single) = line.strip_prefix("import ") {
+            single
+        } else {
+            continue;
+        };
+        let words: Vec<&str> = spec.split_whitespace().collect();
+        let (name, path) = match words.as_slice() {
+            [path] => (
+                path.trim_matches('"').rsplit('/').next().unwrap_or_default(),
+                *path,
+            ),
+            [name, path, ..] => (*name, *path),
+            _ => continue,
+        };
+        imports.insert(name.to_owned(), path.trim_matches('"').to_owned());
+    }
+    imports
+}
+
+/// The value of `key:"..."` in a Go struct tag.
+fn tag<'a>(tags: &'a str, key: &str) -> Option<&'a str> {
+    let start = tags.find(&format!("{key}:\""))? + key.len() + 2;
+    let rest = &tags[start..];
+    Some(&rest[..rest.find('"')?])
+}

@@ -1,0 +1,132 @@
+//! The descriptors of the built-in kinds and the Go facts beside them, both made by build.rs from the
+//! Kubernetes Go modules the test control plane pins, decoded once on first use.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::OnceLock,
+};
+
+use prost_reflect::{DescriptorPool, FieldDescriptor, MessageDescriptor};
+
+const DESCRIPTORS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kubernetes.fds"));
+const GO_FIELDS: &str = include_str!(concat!(env!("OUT_DIR"), "/go_fields.tsv"));
+
+/// The package of the types every group shares: Status, DeleteOptions, WatchEvent, ListMeta ...
+pub const META_V1: &str = "k8s.io.apimachinery.pkg.apis.meta.v1";
+
+/// How Go's encoding/json prints one field of a Go struct, from its tags and type.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GoField {
+    /// The JSON key (empty when inlined).
+    pub json: String,
+    /// `*T`: nil when absent from the wire, present (even zero) when on it.
+    pub pointer: bool,
+    /// `omitempty`: a zero scalar, an empty slice or map, or a nil pointer is left out.
+    pub omitempty: bool,
+    /// `json:",inline"`: the struct's fields sit in the parent's object.
+    pub inline: bool,
+}
+
+pub struct Schema {
+    pub pool: DescriptorPool,
+    /// Message → field number → Go facts.
+    fields: HashMap<String, HashMap<u32, GoField>>,
+    /// Message → the message whose Go struct it is declared as.
+    aliases: HashMap<String, String>,
+    /// API group → proto packages serving it (`apps` → `k8s.io.api.apps.v1`, ...).
+    groups: HashMap<String, Vec<String>>,
+    named_slices: HashSet<String>,
+}
+
+/// The schema, or why it could not be read (which would be a broken build, reported, not a panic).
+pub fn schema() -> Result<&'static Schema, String> {
+    static SCHEMA: OnceLock<Result<Schema, String>> = OnceLock::new();
+    SCHEMA.get_or_init(load).as_ref().map_err(Clone::clone)
+}
+
+fn load() -> Result<Schema, String> {
+    let pool = DescriptorPool::decode(DESCRIPTORS)
+        .map_err(|e| format!("the built-in kinds' protobuf descriptors do not decode: {e}"))?;
+    let mut schema = Schema {
+        pool,
+        fields: HashMap::new(),
+        groups: HashMap::new(),
+        aliases: HashMap::new(),
+        named_slices: HashSet::new(),
+    };
+    for line in GO_FIELDS.lines() {
+        let columns: Vec<&str> = line.split('\t').collect();
+        match columns.as_slice() {
+            ["F", message, number, json, flags] => {
+                let Ok(number) = number.parse::<u32>() else {
+                    continue;
+                };
+                let facts = GoField {
+                    json: (*json).to_owned(),
+                    pointer: flags.contains('p'),
+                    omitempty: flags.contains('o'),
+                    inline: flags.contains('i'),
+                };
+                schema
+                    .fields
+                    .entry((*message).to_owned())
+                    .or_default()
+                    .insert(number, facts);
+            }
+            ["G", package, group] => schema
+                .groups
+                .entry((*group).to_owned())
+                .or_default()
+                .push((*package).to_owned()),
+            ["A", message, target] => {
+                schema.aliases.insert((*message).to_owned(), (*target).to_owned());
+            }
+            ["S", message] => {
+                schema.named_slices.insert((*message).to_owned());
+            }
+            _ => {}
+        }
+    }
+    Ok(schema)
+}
+
+impl Schema {
+    /// The message of `kind` at `api_version` (`apps/v1`, `v1`), among the built-in kinds and the
+    /// meta types every group version serves (Status, DeleteOptions ...).
+    pub fn message(&self, api_version: &str, kind: &str) -> Option<MessageDescriptor> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let packages = self.groups.get(group)?;
+        packages
+            .iter()
+            .filter(|package| package.rsplit('.').next() == Some(version))
+            .find_map(|package| self.pool.get_message_by_name(&format!("{package}.{kind}")))
+            .or_else(|| self.pool.get_message_by_name(&format!("{META_V1}.{kind}")))
+    }
+
+    /// The Go facts of `field` of `message`; a field no Go struct describes prints like a plain
+    /// `json:"name,omitempty"` one.
+    pub fn field(&self, message: &str, field: &FieldDescriptor) -> GoField {
+        self.facts(message, field.number())
+            .cloned()
+            .unwrap_or_else(|| GoField {
+                json: field.name().to_owned(),
+                omitempty: true,
+                ..GoField::default()
+            })
+    }
+
+    fn facts(&self, message: &str, number: u32) -> Option<&GoField> {
+        let declared = self.aliases.get(message).map_or(message, String::as_str);
+        self.fields.get(declared).and_then(|fields| fields.get(&number))
+    }
+
+    #[cfg(test)]
+    pub fn has_facts(&self, message: &str, number: u32) -> bool {
+        self.facts(message, number).is_some()
+    }
+
+    /// Whether `message` carries a Go named slice (`type ExtraValue []string`) as its `items`.
+    pub fn is_named_slice(&self, message: &str) -> bool {
+        self.named_slices.contains(message)
+    }
+}

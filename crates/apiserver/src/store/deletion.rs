@@ -98,6 +98,8 @@ impl Store {
                 }
                 continue;
             }
+            // One object at a time, as kube-apiserver deletes a collection: the lock may go between.
+            state = self.keep_room(state);
             if let Ok(object) = self.delete_locked(&mut state, rt, &ns, &name, options.propagation) {
                 deleted.push(lifecycle::present(rt, &object));
             }

@@ -209,6 +209,18 @@ impl Store {
         self.lock()
     }
 
+    /// Between the objects of a long write (a collection deletion): lets the lock go while the
+    /// persister makes room, as [`Store::write_lock`] does before the first.
+    pub(crate) fn keep_room<'s>(&'s self, state: MutexGuard<'s, State>) -> MutexGuard<'s, State> {
+        match &self.journal {
+            Some(journal) if !journal.has_room() => {
+                drop(state);
+                self.write_lock()
+            }
+            _ => state,
+        }
+    }
+
     /// Ends a write request: releases the lock and, with a data dir, waits until every change made so
     /// far (this request's included) is on disk, so that no response acknowledges a write a crash
     /// could lose. A write that could not be saved becomes a 500.

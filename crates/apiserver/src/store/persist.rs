@@ -48,9 +48,9 @@ const FORMAT_VERSION: u64 = 1;
 /// the reservation used up waits for the persister, which only happens with this many uncommitted.
 /// (Tests reserve less, so that they spend a reservation in a few writes.)
 const RESERVATION: u64 = if cfg!(test) { 64 } else { 10_000 };
-/// How many reserved resourceVersions a write wants left before it takes the store lock: more than any
-/// one write hands out, unless it deletes a collection of thousands at once (that one may then wait
-/// under the lock, as before).
+/// How many reserved resourceVersions a write wants left before it takes the store lock: more than one
+/// object's write hands out. A collection deletion makes room between its objects; only a cascade of
+/// thousands of dependents set off by one deletion could still wait under the lock.
 const ROOM: u64 = RESERVATION / 2;
 /// The most writes one transaction takes, so a huge backlog still commits (and answers) in steps.
 const MAX_BATCH: usize = 4_096;
@@ -219,6 +219,11 @@ impl Journal {
         let _ = self.wait_for_reservation(|p| {
             p.reserved.load(Ordering::Acquire) >= p.queued.load(Ordering::Acquire) + ROOM
         });
+    }
+
+    /// Whether the next write has room without waiting.
+    pub(crate) fn has_room(&self) -> bool {
+        self.progress.reserved.load(Ordering::Acquire) >= self.progress.queued.load(Ordering::Acquire) + ROOM
     }
 
     fn wait_for_reservation(&self, reached: impl Fn(&Progress) -> bool) -> Result<(), String> {
@@ -532,5 +537,49 @@ mod tests {
                 .expect("each write is saved once the disk moves");
         }
         assert!(store.get(&rt, "default", &format!("cm-{}", written - 1)).is_ok());
+    }
+
+    /// A collection deletion makes room between its objects: it lets the lock go while it waits.
+    #[test]
+    fn a_collection_deletion_waiting_for_a_stalled_disk_lets_the_store_lock_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = HistoryLimits {
+            events: 1000,
+            bytes: 1 << 20,
+        };
+        let store = Store::open(limits, Some(dir.path())).unwrap();
+        let rt = store.resolve("", "v1", "configmaps").unwrap();
+        // More objects than one reservation holds, written while the disk moves.
+        let count = 2 * RESERVATION;
+        for i in 0..count {
+            let object =
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")}});
+            store
+                .create(&rt, "default", object, &WriteOptions::default())
+                .unwrap();
+        }
+        let journal = store.journal.as_ref().unwrap();
+        let stall = journal.progress.paused.lock().unwrap();
+        let deleting = {
+            let (store, rt) = (store.clone(), rt.clone());
+            std::thread::spawn(move || {
+                store.delete_collection(&rt, Some("default"), |_| true, &Default::default())
+            })
+        };
+        // The deadline is far beyond a thread's start; the deletion then waits until the disk moves.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while journal.progress.waiting.load(Ordering::Acquire) == 0 {
+            assert!(Instant::now() < deadline, "the deletion never waited for room");
+            std::thread::yield_now();
+        }
+        assert!(
+            store.state.try_lock().is_ok(),
+            "the waiting deletion holds the store lock"
+        );
+
+        drop(stall);
+        let deleted = deleting.join().unwrap().expect("the deletion is saved");
+        assert_eq!(deleted.len() as u64, count);
+        assert!(store.get(&rt, "default", "cm-0").is_err());
     }
 }

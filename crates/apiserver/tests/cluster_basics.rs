@@ -29,7 +29,16 @@ fn port_of(plane: &ControlPlane) -> u16 {
 async fn the_kubernetes_service_points_at_the_server_and_comes_back(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
-    let service = get(&client, KUBERNETES).await;
+    // kube-apiserver's reconciler creates the Service a moment after it starts serving, within its
+    // 10 s period.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let service = loop {
+        let service = get(&client, KUBERNETES).await;
+        if service.status == 200 || tokio::time::Instant::now() > deadline {
+            break service;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(service.status, 200, "{}", service.body);
     let spec = &service.body["spec"];
     assert_eq!(spec["type"], "ClusterIP");

@@ -225,8 +225,19 @@ async fn a_conversion_webhook_that_is_down_fails_reads_and_writes_at_the_other_v
     };
     assert_eq!(got.body["message"], failed("v1"), "{}", got.body);
     let listed = request(&client, "GET", V2, "", Value::Null).await;
-    assert_eq!(listed.status, 500, "{}", listed.body);
-    assert_eq!(listed.body["message"], failed("v1"), "{}", listed.body);
+    match (backend, listed.status) {
+        (_, 500) => assert_eq!(listed.body["message"], failed("v1"), "{}", listed.body),
+        // kube-apiserver keeps a watch cache per served version of a custom resource, converting each
+        // object as it arrives; when that happened before the webhook went down, a list is answered
+        // from it, converted, with no call to the webhook.
+        (Backend::Real, 200) => assert_eq!(
+            listed.body["items"][0]["spec"],
+            json!({"coat": {"color": "red"}}),
+            "{}",
+            listed.body
+        ),
+        (_, status) => panic!("a list at v2 answered {status}: {}", listed.body),
+    }
     let created = request(
         &client,
         "POST",

@@ -346,31 +346,25 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
 
     // Delete options in protobuf, as typed client-go clients send them: a precondition that does not
     // hold keeps the object, and says so in a protobuf Status.
-    let options = protobuf::encode(&json!({"apiVersion": "v1", "kind": "DeleteOptions",
+    let made = format!("{configmaps}/made");
+    let delete_made = |options: Value| {
+        let body = protobuf::encode(&options).expect("encodes");
+        send(
+            &client,
+            "DELETE",
+            &made,
+            protobuf::MEDIA_TYPE,
+            PROTOBUF_FIRST,
+            body,
+        )
+    };
+    let kept = delete_made(json!({"apiVersion": "v1", "kind": "DeleteOptions",
         "preconditions": {"uid": "not-this-one"}}))
-    .expect("encodes");
-    let kept = send(
-        &client,
-        "DELETE",
-        &format!("{configmaps}/made"),
-        protobuf::MEDIA_TYPE,
-        PROTOBUF_FIRST,
-        options,
-    )
     .await;
     assert_eq!(kept.status, 409);
     let kept = decoded(&kept, "Status");
     assert_eq!(kept["reason"], "Conflict", "{kept}");
-    let options = protobuf::encode(&json!({"apiVersion": "v1", "kind": "DeleteOptions"})).expect("encodes");
-    let deleted = send(
-        &client,
-        "DELETE",
-        &format!("{configmaps}/made"),
-        protobuf::MEDIA_TYPE,
-        PROTOBUF_FIRST,
-        options,
-    )
-    .await;
+    let deleted = delete_made(json!({"apiVersion": "v1", "kind": "DeleteOptions"})).await;
     assert_eq!(deleted.status, 200);
     let deleted = decoded(&deleted, "Status");
     assert_eq!(deleted["status"], "Success", "{deleted}");

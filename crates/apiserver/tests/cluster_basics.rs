@@ -325,15 +325,9 @@ const CSRS: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
 async fn certificate_signing_requests_are_approved(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
-    let fixture = std::fs::read_to_string(common::kubectl::fixture("tables/objects.yaml")).expect("fixture");
-    let request_pem = fixture
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("request: "))
-        .expect("the fixture's CSR");
-    let csr = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
-        "metadata": {"name": "alice"},
-        "spec": {"request": request_pem, "signerName": "kubernetes.io/kube-apiserver-client",
-            "usages": ["client auth"], "username": "someone-else"}});
+    let mut csr = common::client_csr("alice");
+    // Who asks is the server's to say, whatever the body claims.
+    csr["spec"]["username"] = json!("someone-else");
     let created = request(&client, "POST", CSRS, "application/json", csr).await;
     assert_eq!(created.status, 201, "{}", created.body);
     assert_eq!(

@@ -7,52 +7,14 @@ mod common;
 use std::path::Path;
 
 use apimachinery::protobuf;
-use common::kubectl::{Kubectl, fixture, release};
+use common::{
+    Answer, client_csr, exchange,
+    kubectl::{Kubectl, release},
+};
 use serde_json::{Value, json};
 use testenv::{Backend, ControlPlane};
 
 const PROTOBUF_FIRST: &str = "application/vnd.kubernetes.protobuf, application/json";
-
-/// What one request got: status, Content-Type and the body's bytes.
-struct Raw {
-    status: u16,
-    content_type: String,
-    body: Vec<u8>,
-}
-
-async fn send(
-    client: &kube::Client,
-    method: &str,
-    path: &str,
-    content_type: &str,
-    accept: &str,
-    body: Vec<u8>,
-) -> Raw {
-    let mut request = axum::http::Request::builder().method(method).uri(path);
-    if !content_type.is_empty() {
-        request = request.header("content-type", content_type);
-    }
-    request = request.header("accept", accept);
-    let response = client
-        .send(request.body(kube::client::Body::from(body)).expect("a request"))
-        .await
-        .expect("an answer");
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let body = axum::body::to_bytes(axum::body::Body::new(response.into_body()), usize::MAX)
-        .await
-        .expect("a whole body");
-    Raw {
-        status,
-        content_type,
-        body: body.to_vec(),
-    }
-}
 
 fn parsed(output: &str) -> Value {
     serde_json::from_str(output).unwrap_or_else(|e| panic!("not JSON ({e}):\n{output}"))
@@ -185,15 +147,7 @@ async fn d9_kubectl_reviews_and_approvals(backend: Backend) {
     let table = kubectl.ok(&["auth", "whoami"]).await;
     assert!(table.contains(&user), "{table}");
 
-    let csr_fixture = std::fs::read_to_string(fixture("tables/objects.yaml")).expect("fixture");
-    let request_pem = csr_fixture
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("request: "))
-        .expect("the fixture's CSR");
-    let csr = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
-        "metadata": {"name": "alice"},
-        "spec": {"request": request_pem, "signerName": "kubernetes.io/kube-apiserver-client",
-            "usages": ["client auth"]}});
+    let csr = client_csr("alice");
     let path = kubectl.manifest("csr.json", &csr.to_string());
     kubectl.ok(&["create", "-f", &path]).await;
     let approved = kubectl.ok(&["certificate", "approve", "alice"]).await;
@@ -216,7 +170,7 @@ async fn d9_bad_protobuf_bodies_are_refused(backend: Backend) {
     let client = plane.client();
     let configmaps = "/api/v1/namespaces/default/configmaps";
     for body in [b"k8s\0garbage".to_vec(), b"{\"not\": \"protobuf\"}".to_vec()] {
-        let answer = send(
+        let answer = exchange(
             &client,
             "POST",
             configmaps,
@@ -226,7 +180,7 @@ async fn d9_bad_protobuf_bodies_are_refused(backend: Backend) {
         )
         .await;
         assert_eq!(answer.status, 400);
-        let status: Value = serde_json::from_slice(&answer.body).expect("a JSON Status");
+        let status: Value = serde_json::from_slice(&answer.bytes).expect("a JSON Status");
         assert_eq!(status["reason"], "BadRequest");
         let message = status["message"].as_str().unwrap_or_default();
         assert!(
@@ -234,8 +188,8 @@ async fn d9_bad_protobuf_bodies_are_refused(backend: Backend) {
             "{message}"
         );
     }
-    let listed = send(&client, "GET", configmaps, "", "application/json", Vec::new()).await;
-    let listed: Value = serde_json::from_slice(&listed.body).expect("a list");
+    let listed = exchange(&client, "GET", configmaps, "", "application/json", Vec::new()).await;
+    let listed: Value = serde_json::from_slice(&listed.bytes).expect("a list");
     let names: Vec<&Value> = listed["items"]
         .as_array()
         .into_iter()
@@ -248,9 +202,9 @@ async fn d9_bad_protobuf_bodies_are_refused(backend: Backend) {
     );
 }
 
-fn decoded(raw: &Raw, kind: &str) -> Value {
+fn decoded(raw: &Answer, kind: &str) -> Value {
     assert_eq!(raw.content_type, protobuf::MEDIA_TYPE, "status {}", raw.status);
-    protobuf::decode(&raw.body, "v1", kind).unwrap_or_else(|e| panic!("{kind} does not decode: {e}"))
+    protobuf::decode(&raw.bytes, "v1", kind).unwrap_or_else(|e| panic!("{kind} does not decode: {e}"))
 }
 
 async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
@@ -260,7 +214,7 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
     let made = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "made", "labels": {"pick": "me"}},
         "data": {"a": "b"}});
     let body = protobuf::encode(&made).expect("encodes");
-    let created = send(
+    let created = exchange(
         &client,
         "POST",
         configmaps,
@@ -273,7 +227,7 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
     let created = decoded(&created, "ConfigMap");
     assert_eq!(created["data"], json!({"a": "b"}));
 
-    let got = send(
+    let got = exchange(
         &client,
         "GET",
         &format!("{configmaps}/made"),
@@ -287,7 +241,7 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
     assert_eq!(got, created, "{got}");
     assert_eq!(got["kind"], "ConfigMap");
 
-    let listed = send(
+    let listed = exchange(
         &client,
         "GET",
         &format!("{configmaps}?labelSelector=pick%3Dme"),
@@ -302,7 +256,7 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
     assert_eq!(listed["items"].as_array().map(Vec::len), Some(1), "{listed}");
     assert_eq!(listed["items"][0]["metadata"]["uid"], got["metadata"]["uid"]);
 
-    let missing = send(
+    let missing = exchange(
         &client,
         "GET",
         &format!("{configmaps}/nope"),
@@ -322,7 +276,7 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
         .as_str()
         .expect("a resourceVersion");
     let rv: u64 = since.parse().expect("a number");
-    let watched = send(
+    let watched = exchange(
         &client,
         "GET",
         &format!(
@@ -336,20 +290,20 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
     .await;
     assert_eq!(watched.status, 200);
     assert_eq!(watched.content_type, protobuf::WATCH_MEDIA_TYPE);
-    let (event, used) = protobuf::read_watch_frame(&watched.body)
+    let (event, used) = protobuf::read_watch_frame(&watched.bytes)
         .expect("a frame decodes")
         .expect("a whole frame");
     assert_eq!(event["type"], "ADDED");
     assert_eq!(event["object"]["metadata"]["name"], "made");
     assert_eq!(event["object"]["kind"], "ConfigMap");
-    assert_eq!(used, watched.body.len(), "one event");
+    assert_eq!(used, watched.bytes.len(), "one event");
 
     // Delete options in protobuf, as typed client-go clients send them: a precondition that does not
     // hold keeps the object, and says so in a protobuf Status.
     let made = format!("{configmaps}/made");
     let delete_made = |options: Value| {
         let body = protobuf::encode(&options).expect("encodes");
-        send(
+        exchange(
             &client,
             "DELETE",
             &made,
@@ -370,7 +324,7 @@ async fn d12_protobuf_first_gets_protobuf(backend: Backend) {
     assert_eq!(deleted["status"], "Success", "{deleted}");
 
     // Tables stay JSON.
-    let table = send(&client, "GET", configmaps, "",
+    let table = exchange(&client, "GET", configmaps, "",
         "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json;as=Table;v=v1;g=meta.k8s.io, application/json",
         Vec::new()).await;
     assert_eq!(table.content_type, "application/json");
@@ -397,7 +351,7 @@ async fn d13_custom_resources_stay_json(backend: Backend) {
     let client = plane.client();
     webapps(&client).await;
     let app = json!({"apiVersion": "example.com/v1", "kind": "WebApp", "metadata": {"name": "w"}});
-    let created = send(
+    let created = exchange(
         &client,
         "POST",
         WEBAPPS,
@@ -411,7 +365,7 @@ async fn d13_custom_resources_stay_json(backend: Backend) {
         created.content_type, "application/json",
         "JSON after protobuf is acceptable"
     );
-    let got = send(
+    let got = exchange(
         &client,
         "GET",
         &format!("{WEBAPPS}/w"),
@@ -421,7 +375,7 @@ async fn d13_custom_resources_stay_json(backend: Backend) {
     )
     .await;
     assert_eq!((got.status, got.content_type.as_str()), (200, "application/json"));
-    let watched = send(
+    let watched = exchange(
         &client,
         "GET",
         &format!("{WEBAPPS}?watch=true&timeoutSeconds=1"),
@@ -431,9 +385,9 @@ async fn d13_custom_resources_stay_json(backend: Backend) {
     )
     .await;
     assert_eq!(watched.content_type, "application/json");
-    assert!(String::from_utf8_lossy(&watched.body).contains("\"ADDED\""));
+    assert!(String::from_utf8_lossy(&watched.bytes).contains("\"ADDED\""));
 
-    let only = send(
+    let only = exchange(
         &client,
         "GET",
         &format!("{WEBAPPS}/w"),
@@ -496,7 +450,7 @@ async fn d13_custom_resource_bodies_in_protobuf_are_refused(backend: Backend) {
             }
         }
     }
-    let got = send(
+    let got = exchange(
         &client,
         "GET",
         &format!("{WEBAPPS}/sent"),

@@ -254,10 +254,14 @@ impl Stream {
         {
             return true;
         }
+        // The object as presented, decoded once and only when something reads it.
+        let mut presented: Option<Value> = None;
         let (now, before) = if filter.selects_everything() {
             (true, event.previous.as_ref().map(|_| true))
         } else {
-            let now = filter.selects(&lifecycle::present(&self.rt, &event.object.decode()));
+            let object = lifecycle::present(&self.rt, &event.object.decode());
+            let now = filter.selects(&object);
+            presented = Some(object);
             let before = event
                 .previous
                 .as_ref()
@@ -271,10 +275,10 @@ impl Stream {
             (kind, true, _) => kind,
         };
         if !self.table && !self.protobuf {
-            let line = self.shared_line(event, event_type);
+            let line = self.shared_line(event, event_type, presented);
             return self.sender.send(line).await.is_ok();
         }
-        let object = lifecycle::present(&self.rt, &event.object.decode());
+        let object = presented.unwrap_or_else(|| lifecycle::present(&self.rt, &event.object.decode()));
         if self.protobuf {
             return self.send_raw(event_type.as_str(), object).await;
         }
@@ -297,7 +301,8 @@ impl Stream {
 
     /// The JSON line of `event` as `event_type`. Every watcher presenting the event with the same
     /// apiVersion and type sends the same bytes, so the first one encodes and the others reuse them.
-    fn shared_line(&self, event: &StoredEvent, event_type: EventType) -> Bytes {
+    /// `presented` is the object as presented, when the caller already decoded it.
+    fn shared_line(&self, event: &StoredEvent, event_type: EventType, presented: Option<Value>) -> Bytes {
         let api_version = self.rt.api_version();
         let cacheable = event_type == event.event_type;
         if cacheable
@@ -306,10 +311,8 @@ impl Stream {
         {
             return line.clone();
         }
-        let line = encode_line(
-            event_type.as_str(),
-            lifecycle::present(&self.rt, &event.object.decode()),
-        );
+        let object = presented.unwrap_or_else(|| lifecycle::present(&self.rt, &event.object.decode()));
+        let line = encode_line(event_type.as_str(), object);
         if cacheable {
             // Another watcher may have won the race; either line is the same.
             let _ = event.encoded.set((api_version, line.clone()));

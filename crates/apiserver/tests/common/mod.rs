@@ -60,9 +60,11 @@ where
 /// and as text.
 pub struct Answer {
     pub status: u16,
+    pub content_type: String,
     pub warnings: Vec<String>,
     pub body: Value,
     pub text: String,
+    pub bytes: Vec<u8>,
 }
 
 /// Sends one request as any client would, a `Null` body as none.
@@ -84,13 +86,34 @@ pub async fn request_bytes(
     content_type: &str,
     body: Vec<u8>,
 ) -> Answer {
+    exchange(client, method, path, content_type, "", body).await
+}
+
+/// [`request_bytes`] with an Accept header too (none when empty), for answers in other forms.
+pub async fn exchange(
+    client: &Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    accept: &str,
+    body: Vec<u8>,
+) -> Answer {
     let mut request = axum::http::Request::builder().method(method).uri(path);
     if !content_type.is_empty() {
         request = request.header("content-type", content_type);
     }
+    if !accept.is_empty() {
+        request = request.header("accept", accept);
+    }
     let request = request.body(kube::client::Body::from(body)).expect("a request");
     let response = client.send(request).await.expect("an answer");
     let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     let warnings = response
         .headers()
         .get_all("warning")
@@ -102,10 +125,25 @@ pub async fn request_bytes(
         .expect("a whole body");
     Answer {
         status,
+        content_type,
         warnings,
         body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         text: String::from_utf8_lossy(&bytes).into_owned(),
+        bytes: bytes.to_vec(),
     }
+}
+
+/// A CertificateSigningRequest named `name` for a client certificate, with the fixture's request.
+pub fn client_csr(name: &str) -> Value {
+    let fixture = std::fs::read_to_string(kubectl::fixture("tables/objects.yaml")).expect("fixture");
+    let request_pem = fixture
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("request: "))
+        .expect("the fixture's CSR");
+    serde_json::json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": name},
+        "spec": {"request": request_pem, "signerName": "kubernetes.io/kube-apiserver-client",
+            "usages": ["client auth"]}})
 }
 
 /// A ConfigMap named `name` holding `data`.

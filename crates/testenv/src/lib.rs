@@ -12,6 +12,7 @@
 //! `<test>::embedded` and `<test>::real`; the nextest profiles in `.config/nextest.toml` select one
 //! tier or both (see the README).
 
+mod discovery;
 pub mod error;
 mod process;
 pub mod real;
@@ -19,6 +20,7 @@ pub mod real;
 use std::path::Path;
 
 use apiserver::ApiServer;
+pub use discovery::discovered;
 pub use error::{Error, Result};
 use real::RealControlPlane;
 

@@ -177,38 +177,7 @@ pub async fn send(
     (answer.status, answer.body)
 }
 
-/// Waits until the aggregated discovery document (what kubectl 1.33 reads to map a resource name)
-/// lists `plural` in `group`/`version`: kube-apiserver adds a CRD's resource to it a moment after the
-/// CRD is established, and a kubectl run in between answers "the server doesn't have a resource type".
-pub async fn discovered(client: &Client, group: &str, version: &str, plural: &str) {
-    eventually(
-        &format!("{plural}.{group}/{version} in aggregated discovery"),
-        || async {
-            let request = axum::http::Request::get("/apis")
-                .header(
-                    "Accept",
-                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-                )
-                .body(Vec::new())
-                .expect("request");
-            let Ok(document) = client.request::<Value>(request).await else {
-                return false;
-            };
-            document["items"].as_array().into_iter().flatten().any(|g| {
-                g["metadata"]["name"] == group
-                    && g["versions"].as_array().into_iter().flatten().any(|v| {
-                        v["version"] == version
-                            && v["resources"]
-                                .as_array()
-                                .into_iter()
-                                .flatten()
-                                .any(|r| r["resource"] == plural)
-                    })
-            })
-        },
-    )
-    .await;
-}
+pub use testenv::discovered;
 
 /// Creates `crd` over HTTP and waits until it is Established, as a client of a real API server must
 /// before it uses the new resource.

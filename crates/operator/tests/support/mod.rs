@@ -456,35 +456,4 @@ pub async fn install_cert_manager_crds(client: &kube::Client) {
     }
 }
 
-/// Waits until the aggregated discovery document (what kubectl reads to map a kind to a resource)
-/// lists `plural` in `group`/`version`: kube-apiserver adds a CRD's resource to it a moment after the
-/// CRD is established, and a kubectl run in between answers "no matches for kind".
-pub async fn discovered(client: &kube::Client, group: &str, version: &str, plural: &str) {
-    eventually(
-        &format!("{plural}.{group}/{version} in aggregated discovery"),
-        Duration::from_secs(30),
-        || async {
-            let request = axum::http::Request::get("/apis")
-                .header(
-                    "Accept",
-                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-                )
-                .body(Vec::new())
-                .expect("request");
-            let document: serde_json::Value = client.request(request).await.ok()?;
-            let listed = document["items"].as_array().into_iter().flatten().any(|g| {
-                g["metadata"]["name"] == group
-                    && g["versions"].as_array().into_iter().flatten().any(|v| {
-                        v["version"] == version
-                            && v["resources"]
-                                .as_array()
-                                .into_iter()
-                                .flatten()
-                                .any(|r| r["resource"] == plural)
-                    })
-            });
-            listed.then_some(())
-        },
-    )
-    .await;
-}
+pub use testenv::discovered;

@@ -658,6 +658,75 @@ async fn a_row_released_while_the_database_is_down_survives_the_sweeps_after(bac
     running.stop().await;
 }
 
+/// The entries of the ConfigMap where the operator keeps releases that wait for the database.
+async fn pending_releases(client: &kube::Client) -> Vec<String> {
+    Api::<ConfigMap>::namespaced(client.clone(), "default")
+        .get_opt(postgres_writer::PENDING_RELEASES_CONFIG_MAP)
+        .await
+        .expect("read the pending releases")
+        .and_then(|c| c.data)
+        .unwrap_or_default()
+        .into_values()
+        .collect()
+}
+
+async fn a_row_released_while_the_database_is_down_survives_an_operator_restart(backend: Backend) {
+    let w = world(backend).await;
+    let sweeping = || Settings {
+        orphan_sweep: true,
+        ..Settings::default()
+    };
+    let running = operator(&w, sweeping(), FAST_RESYNC);
+    for (name, age) in [("released", 40), ("orphaned", 41)] {
+        w.api
+            .create(
+                &PostParams::default(),
+                &writer(name, "students", name, age, "chad"),
+            )
+            .await
+            .expect("create");
+        wait_reason(&w.api, name, "True/Synced", SHORT).await;
+    }
+    w.pg.stop().await.expect("PostgreSQL stops");
+    release(&w.api, "released").await;
+    assert_eq!(
+        pending_releases(&w.client).await,
+        ["default/released"],
+        "the release the database could not take is recorded before the resource goes"
+    );
+    // The operator that took the release stops before the database is back; while it is down, a
+    // resource loses its finalizer by hand, leaving a true orphan behind.
+    running.stop().await;
+    orphan(&w.api, "orphaned").await;
+    w.pg.restart().await.expect("PostgreSQL starts again");
+
+    let running = operator(&w, sweeping(), FAST_RESYNC);
+    let sql = connect(&w.pg).await;
+    let kept = vec![(
+        "default/released".to_owned(),
+        "released".to_owned(),
+        40,
+        "chad".to_owned(),
+    )];
+    eventually("the orphan row to be swept", LONG, || async {
+        (rows(&sql, "students").await == kept).then_some(())
+    })
+    .await;
+    two_more_sweeps(&running).await;
+    assert_eq!(
+        rows(&sql, "students").await,
+        kept,
+        "the restarted operator keeps the released row"
+    );
+    assert_eq!(ledger(&sql).await, [], "and it is no longer the operator's");
+    assert_eq!(
+        pending_releases(&w.client).await,
+        Vec::<String>::new(),
+        "the applied release is no longer pending"
+    );
+    running.stop().await;
+}
+
 async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing(backend: Backend) {
     let w = world(backend).await;
     let expected = vec![("default/a".to_owned(), "alex".to_owned(), 23, "canada".to_owned())];
@@ -909,6 +978,7 @@ testenv::each_control_plane!(
     same_name_recreated_right_after_delete_gets_its_own_row,
     orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns,
     a_row_released_while_the_database_is_down_survives_the_sweeps_after,
+    a_row_released_while_the_database_is_down_survives_an_operator_restart,
     table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing,
     resource_deleted_while_operator_down_loses_its_row_when_it_comes_back,
     api_server_watch_dropped_resumes_without_missing_changes,

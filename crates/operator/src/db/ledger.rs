@@ -147,7 +147,8 @@ pub enum Released {
     /// The ledger no longer lists the row.
     Now,
     /// The database did not answer: the release waits in this process and is applied before any
-    /// sweep, which skips the row until then.
+    /// sweep, which skips the row until then. A caller that lets the resource go must also record
+    /// the release where a restarted process finds it (the PostgresWriter controller's ConfigMap).
     Deferred,
 }
 

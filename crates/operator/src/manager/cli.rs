@@ -105,7 +105,8 @@ pub struct RunArgs {
     pub leader_elect: bool,
     #[arg(long, env = "LEADER_ELECTION_ID", default_value = "operator.demo.yash.com")]
     pub leader_election_id: String,
-    /// Namespace of the Lease (the pod's namespace in a cluster).
+    /// The operator's own namespace (the pod's in a cluster): the Lease of leader election, and the
+    /// ConfigMap of row releases waiting for the database (postgres-writer-pending-releases), live there.
     #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
     pub leader_election_namespace: String,
     /// Seconds a Lease is valid without renewal (controller-runtime: 15; at least 3).

@@ -124,6 +124,7 @@ impl Manager {
             client,
             metrics,
             readiness,
+            namespace: args.leader_election_namespace.clone(),
             concurrency: args.max_concurrent_reconciles.max(1),
             resync: Duration::from_secs(args.resync_interval_seconds),
             shutdown: shutdown.clone(),

@@ -9,6 +9,8 @@ pub struct ControllerContext {
     pub client: kube::Client,
     pub metrics: Arc<Metrics>,
     pub readiness: Arc<Readiness>,
+    /// The operator's own namespace (its Lease's): where it keeps what a restart must find.
+    pub namespace: String,
     /// Reconciles of this controller that may run at once.
     pub concurrency: u16,
     /// How often every object is reconciled even when nothing changed (drift repair).

@@ -137,6 +137,7 @@ pub fn context(client: &kube::Client, resync: Duration) -> (ControllerContext, w
         client: client.clone(),
         metrics: Arc::new(Metrics::new()),
         readiness: Arc::new(Readiness::default()),
+        namespace: "default".into(),
         concurrency: 4,
         resync,
         shutdown: receiver,

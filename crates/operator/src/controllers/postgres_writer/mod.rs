@@ -5,10 +5,13 @@
 //! Every step is idempotent and the next reconcile tells where the last one stopped from what it
 //! observes (spec, status.table, the row), so a crash between any two steps converges.
 
-use std::{sync::Arc, time::Duration};
+mod pending_releases;
+mod sweep;
+
+use std::sync::Arc;
 
 use kube::{
-    Api, Resource, ResourceExt,
+    Resource, ResourceExt,
     runtime::{controller::Action, events::EventType},
 };
 
@@ -21,6 +24,8 @@ use crate::{
     db::{OwnedRow, Pool, Released, Row, RowStore, RowWriter, TableName, TableState, UpsertOutcome},
     runtime::{ControllerContext, Reconciler, Toolkit, Triggers, object_key},
 };
+pub use pending_releases::{CONFIG_MAP as PENDING_RELEASES_CONFIG_MAP, PendingReleases};
+pub use sweep::sweep_orphan_rows;
 
 pub const NAME: &str = "postgres-writer";
 
@@ -63,8 +68,14 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
             Box::pin(async move { rows.ping().await })
         }),
     );
+    let pending = PendingReleases::new(ctx.client.clone(), &ctx.namespace);
     if settings.orphan_sweep {
-        let sweeping = sweep_orphan_rows_periodically(ctx.client.clone(), rows.clone(), ctx.resync);
+        let sweeping = sweep::sweep_orphan_rows_periodically(
+            ctx.client.clone(),
+            rows.clone(),
+            pending.clone(),
+            ctx.resync,
+        );
         // The sweep stops with the controller: a stopped operator deletes nothing.
         let shutdown = ctx.shutdown_signal();
         tokio::spawn(async move {
@@ -74,11 +85,20 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
             }
         });
     }
-    crate::runtime::run(ctx, PostgresWriters { rows, settings }).await
+    crate::runtime::run(
+        ctx,
+        PostgresWriters {
+            rows,
+            pending,
+            settings,
+        },
+    )
+    .await
 }
 
 struct PostgresWriters {
     rows: RowWriter,
+    pending: PendingReleases,
     settings: Settings,
 }
 
@@ -100,6 +120,7 @@ impl Reconciler for PostgresWriters {
 /// What one reconcile works with.
 struct Context<'a> {
     rows: &'a RowWriter,
+    pending: &'a PendingReleases,
     settings: &'a Settings,
     kit: &'a Toolkit,
 }
@@ -108,6 +129,7 @@ impl PostgresWriters {
     fn context<'a>(&'a self, kit: &'a Toolkit) -> Context<'a> {
         Context {
             rows: &self.rows,
+            pending: &self.pending,
             settings: &self.settings,
             kit,
         }
@@ -300,9 +322,10 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
     }
     if writer.annotations().get(LEAVE_ROW_ANNOTATION).map(String::as_str) == Some("true") {
         // The row is no longer ours: off the ledger, so that no orphan sweep deletes it. The escape
-        // hatch must work while the database is down, so a release it cannot take now waits in this
-        // process (see `RowStore::release`) rather than holding the deletion.
-        let rows = tables
+        // hatch must work while the database is down, so a release it cannot take now waits (see
+        // `RowStore::release`), recorded where a restarted operator finds it, rather than holding the
+        // deletion.
+        let rows: Vec<OwnedRow> = tables
             .iter()
             .filter_map(|t| TableName::parse(t).ok())
             .map(|table| OwnedRow {
@@ -311,12 +334,21 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
                 owner_uid: owner.clone(),
             })
             .collect();
-        let note = match ctx.rows.store().release(rows).await {
+        let note = match ctx.rows.store().release(rows.clone()).await {
             Released::Now => format!("{LEAVE_ROW_ANNOTATION} is set: the row stays"),
-            Released::Deferred => format!(
-                "{LEAVE_ROW_ANNOTATION} is set: the row stays (the database did not answer; the operator \
-                 releases it when it does)"
-            ),
+            Released::Deferred => {
+                if let Err(error) = ctx.pending.record(&rows).await {
+                    let error = Error::DatabaseUnavailable(format!(
+                        "the database did not answer and the release could not be recorded for later \
+                         ({error}); deletion waits"
+                    ));
+                    return Err(report(ctx, writer, "DeletePending", error).await);
+                }
+                format!(
+                    "{LEAVE_ROW_ANNOTATION} is set: the row stays (the database did not answer; the \
+                     operator releases it when it does, restarted or not)"
+                )
+            }
         };
         ctx.kit.publish(writer, EventType::Normal, "RowLeft", note);
         return Ok(Action::await_change());
@@ -332,44 +364,6 @@ async fn cleanup(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
     ctx.kit
         .publish(writer, EventType::Normal, "Deleted", format!("row {id} deleted"));
     Ok(Action::await_change())
-}
-
-/// The orphan sweep: rows this operator wrote whose resource no longer exists.
-async fn sweep_orphan_rows_periodically(client: kube::Client, rows: RowWriter, interval: Duration) {
-    let mut ticker = tokio::time::interval(interval);
-    loop {
-        ticker.tick().await;
-        let outcome = sweep_orphan_rows(&client, &rows).await;
-        rows.store().metrics().count_sweep(outcome.is_ok());
-        if let Err(error) = outcome {
-            tracing::warn!(%error, "orphan sweep failed");
-        }
-    }
-}
-
-/// Deletes the rows the ledger lists whose resource no longer exists; returns how many went. Only
-/// rows this operator wrote are listed (see `crate::db::OwnedRow`): never another writer's, never a
-/// released one.
-///
-/// The ledger is read before resources are listed: a row is only written for a resource that exists,
-/// and a resource keeps existing (its finalizer) until its row is gone, so any row read here whose
-/// resource is missing from the later list is a true orphan, never a row of a resource created
-/// mid-sweep.
-pub async fn sweep_orphan_rows(client: &kube::Client, rows: &RowWriter) -> Result<u64> {
-    let owned = rows.store().owned_rows().await?;
-    let api: Api<PostgresWriter> = Api::all(client.clone());
-    let live_uids: std::collections::HashSet<String> = api
-        .list(&Default::default())
-        .await?
-        .items
-        .iter()
-        .filter_map(|w| w.uid())
-        .collect();
-    let orphans = owned
-        .into_iter()
-        .filter(|row| !live_uids.contains(&row.owner_uid))
-        .collect();
-    rows.store().sweep(orphans).await
 }
 
 #[cfg(test)]

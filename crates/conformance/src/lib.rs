@@ -6,12 +6,14 @@
 //! difference is a [`compare::Divergence`] with a stable key. `baseline.yaml` lists the divergences the
 //! project accepts, each with its reason ([`baseline`]); the `corpus` test fails on any other, and on a
 //! baseline entry that no longer diverges, so that fixing a difference shrinks the baseline.
+//! Some scenarios are recorded from real clients' traffic rather than written ([`recording`]).
 //! `docs/conformance.md` carries the figures, kept in step by the same test ([`report`]).
 
 pub mod baseline;
 pub mod compare;
 pub mod error;
 pub mod normalize;
+pub mod recording;
 pub mod report;
 pub mod runner;
 pub mod scenario;

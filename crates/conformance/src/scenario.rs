@@ -30,12 +30,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
 /// One corpus file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CorpusFile {
     /// The part of the API the file covers; divergences are counted by it.
@@ -43,7 +43,7 @@ pub struct CorpusFile {
     pub scenarios: Vec<Scenario>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Unique in the corpus; part of every divergence's key.
@@ -54,34 +54,45 @@ pub struct Scenario {
     pub area: String,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// A name for the step in divergence keys; its position (from 1) otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// `METHOD /path?query`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<serde_yaml::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub watch: Option<Watch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubectl: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub python: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(rename = "kube-rs")]
     pub kube_rs: Option<KubeRsCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stdin: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub capture: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<Until>,
     /// What of the answer is compared: everything (the default), or `status-and-headers` for bodies
     /// that cannot be masked (protobuf).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Compared::is_everything")]
     pub compare: Compared,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Compared {
     #[default]
@@ -89,8 +100,14 @@ pub enum Compared {
     StatusAndHeaders,
 }
 
+impl Compared {
+    fn is_everything(&self) -> bool {
+        *self == Compared::Everything
+    }
+}
+
 /// What a `kube-rs` step asks of kube-rs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KubeRsCall {
     /// `kube::Discovery::run`: every group, version and resource it finds, with scope, verbs and
@@ -99,7 +116,7 @@ pub enum KubeRsCall {
 }
 
 /// Read a watch until this many events arrived (or the deadline passed).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Watch {
     pub events: usize,
@@ -107,11 +124,14 @@ pub struct Watch {
 
 /// Repeat a request until its answer has this status or this value at a JSON pointer: for what
 /// controllers do in the background (garbage collection, namespace deletion).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Until {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<serde_json::Value>,
 }
 

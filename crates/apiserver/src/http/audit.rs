@@ -15,6 +15,10 @@
 //! path and the lower-case method as verb, as kube-apiserver authorizes them. Requests refused for a
 //! missing or wrong token never reach authorization, and are not recorded.
 //!
+//! [`Audit::Traffic`] also keeps each exchange as a client sent and received it (method, path and
+//! query, media types, request body, and the response body unless it is a watch's stream): what a
+//! corpus of requests is recorded from, to be played again against another server.
+//!
 //! Off by default: the request path then pays one `Option` check.
 
 use std::{
@@ -48,6 +52,9 @@ pub enum Audit {
     Memory,
     /// Kept in memory and appended to this file, one JSON object a line (the bin's `--audit-log`).
     MemoryAndFile(PathBuf),
+    /// Kept in memory with each request's [`Exchange`]: for recording traffic, never in production
+    /// (bodies hold Secrets' data).
+    Traffic,
 }
 
 /// Kubernetes' authorization verbs for resource requests.
@@ -167,6 +174,24 @@ pub struct AuditRecord {
     pub user_agent: Option<String>,
     /// The response's status code (200 for a watch that started).
     pub code: u16,
+    /// The request and response themselves, under [`Audit::Traffic`] only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<Exchange>,
+}
+
+/// One request and its answer, as the client saw them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Exchange {
+    pub method: String,
+    /// The path and query, as sent.
+    pub target: String,
+    pub content_type: Option<String>,
+    pub accept: Option<String>,
+    /// The request body, when it had one (lossy UTF-8: the clients recorded send JSON or YAML).
+    pub request_body: Option<String>,
+    /// The response body; `None` for a watch, whose stream has no end to wait for.
+    pub response_body: Option<String>,
 }
 
 impl AuditRecord {
@@ -229,6 +254,8 @@ pub struct AuditLog {
     file: Option<(PathBuf, Mutex<std::io::LineWriter<std::fs::File>>)>,
     /// Whether the in-memory limit was hit (warned about once).
     overflowed: AtomicBool,
+    /// [`Audit::Traffic`]: records carry their [`Exchange`].
+    traffic: bool,
 }
 
 impl AuditLog {
@@ -236,14 +263,20 @@ impl AuditLog {
     pub fn open(audit: &Audit) -> std::io::Result<Option<AuditLog>> {
         let file = match audit {
             Audit::Off => return Ok(None),
-            Audit::Memory => None,
+            Audit::Memory | Audit::Traffic => None,
             Audit::MemoryAndFile(path) => Some((path.clone(), Mutex::new(open_append(path)?))),
         };
         Ok(Some(AuditLog {
             records: Mutex::default(),
             file,
             overflowed: AtomicBool::new(false),
+            traffic: *audit == Audit::Traffic,
         }))
+    }
+
+    /// Whether exchanges are recorded with their bodies.
+    pub fn records_traffic(&self) -> bool {
+        self.traffic
     }
 
     /// Notes what `request` is authorized as; [`PendingRecord::finish`] records it with the response.
@@ -290,6 +323,37 @@ impl AuditLog {
     }
 }
 
+/// `exchange` completed with `response`'s body, and the response to send, rebuilt from the bytes
+/// read. A watch's stream is passed through unread.
+pub async fn with_response_body(
+    mut exchange: Exchange,
+    response: axum::response::Response,
+) -> (Exchange, axum::response::Response) {
+    let query = exchange
+        .target
+        .split_once('?')
+        .map(|(_, query)| super::url_decode_pairs(query))
+        .unwrap_or_default();
+    if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
+        return (exchange, response);
+    }
+    let (parts, body) = response.into_parts();
+    match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => {
+            exchange.response_body = Some(String::from_utf8_lossy(&bytes).into_owned());
+            (
+                exchange,
+                axum::response::Response::from_parts(parts, Body::from(bytes)),
+            )
+        }
+        // The body failed midway: the client sees the same failure, as an empty body.
+        Err(_) => (
+            exchange,
+            axum::response::Response::from_parts(parts, Body::empty()),
+        ),
+    }
+}
+
 /// Appends to `path` (created owner-only: it names every object the clients touched).
 fn open_append(path: &Path) -> std::io::Result<std::io::LineWriter<std::fs::File>> {
     let mut options = std::fs::OpenOptions::new();
@@ -310,7 +374,7 @@ pub struct PendingRecord<'a> {
 }
 
 impl PendingRecord<'_> {
-    pub fn finish(self, status: StatusCode) {
+    pub fn finish(self, status: StatusCode, exchange: Option<Exchange>) {
         let code = status.as_u16();
         // kube-apiserver authorizes an update or patch that creates its object as a create, too.
         let created = match &self.attributes {
@@ -328,12 +392,14 @@ impl PendingRecord<'_> {
             attributes: self.attributes,
             user_agent: self.user_agent.clone(),
             code,
+            exchange: exchange.clone(),
         });
         if let Some(attributes) = created {
             self.log.record(AuditRecord {
                 attributes,
                 user_agent: self.user_agent,
                 code,
+                exchange,
             });
         }
     }
@@ -457,11 +523,13 @@ mod tests {
         };
         log.begin(&request(Method::PATCH))
             .unwrap()
-            .finish(StatusCode::CREATED);
-        log.begin(&request(Method::PATCH)).unwrap().finish(StatusCode::OK);
+            .finish(StatusCode::CREATED, None);
+        log.begin(&request(Method::PATCH))
+            .unwrap()
+            .finish(StatusCode::OK, None);
         log.begin(&request(Method::PUT))
             .unwrap()
-            .finish(StatusCode::CREATED);
+            .finish(StatusCode::CREATED, None);
         let verbs: Vec<&str> = log
             .records()
             .iter()
@@ -478,6 +546,7 @@ mod tests {
     #[test]
     fn records_serialize_as_subject_access_review_attributes() {
         let record = AuditRecord {
+            exchange: None,
             attributes: Attributes::Resource(resource(
                 Method::DELETE,
                 "/api/v1/namespaces/default/configmaps",

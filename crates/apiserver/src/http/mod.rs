@@ -73,12 +73,35 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> 
     let uri = request.uri().clone();
     // Noted before the body is read, so that a request refused for its size is recorded too.
     let audited = shared.audit.as_deref().and_then(|log| log.begin(&request));
-    let response = match read_call(&shared, request).await {
-        Ok(call) => handle(&shared, uri.path(), call).await,
+    let traffic = shared.audit.as_deref().is_some_and(|log| log.records_traffic());
+    let mut sent = None;
+    let mut response = match read_call(&shared, request).await {
+        Ok(call) => {
+            if traffic {
+                sent = Some(audit::Exchange {
+                    method: method.to_string(),
+                    target: uri.path_and_query().map(ToString::to_string).unwrap_or_default(),
+                    content_type: call.content_type.clone(),
+                    accept: Some(call.accept.clone()).filter(|a| !a.is_empty()),
+                    request_body: Some(String::from_utf8_lossy(&call.body).into_owned())
+                        .filter(|b| !b.is_empty()),
+                    response_body: None,
+                });
+            }
+            handle(&shared, uri.path(), call).await
+        }
         Err(error) => respond::error(&error),
     };
     if let Some(audited) = audited {
-        audited.finish(response.status());
+        let exchange = match sent {
+            Some(exchange) => {
+                let (recorded, answered) = audit::with_response_body(exchange, response).await;
+                response = answered;
+                Some(recorded)
+            }
+            None => None,
+        };
+        audited.finish(response.status(), exchange);
     }
     tracing::debug!(%method, uri = %uri, status = response.status().as_u16(), elapsed = ?started.elapsed(), "request");
     response

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod kubelet;
+pub mod lifecycles;
 pub mod postgres_writer;
 pub mod webhooks;
 

@@ -45,6 +45,19 @@ pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value> {
     envelope::decode_object(loaded()?, body, Some((api_version, kind)))
 }
 
+/// `object` as kube-apiserver stores it after decoding it into its Go type: what Go's encoding/json
+/// prints of the struct (a non-pointer struct always present, `{}` or with its zero time as `null`;
+/// empty omitempty slices and maps, zero scalars and unknown fields left out), by a round trip through
+/// the protobuf message of the same Go type. `None` when the kind has no message or the object does
+/// not fit it.
+pub fn go_shaped(object: &Value, api_version: &str, kind: &str) -> Option<Value> {
+    if !knows(api_version, kind) {
+        return None;
+    }
+    let bytes = encode_as(object, api_version, kind).ok()?;
+    decode(&bytes, api_version, kind).ok()
+}
+
 /// The protobuf body of `object`, named by its own apiVersion and kind.
 pub fn encode(object: &Value) -> Result<Vec<u8>> {
     let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();

@@ -93,16 +93,21 @@ fn stamp_conditions(old: &Value, object: &mut Value) {
             .iter()
             .find(|c| c["type"] == condition["type"] && c["status"] == condition["status"])
             .and_then(|c| c.get("lastTransitionTime"))
+            .filter(|t| !t.is_null())
             .cloned();
         let Some(condition) = condition.as_object_mut() else {
             continue;
         };
-        condition
-            .entry("lastUpdateTime")
-            .or_insert_with(|| Value::from(now.clone()));
-        condition
-            .entry("lastTransitionTime")
-            .or_insert_with(|| held.unwrap_or_else(|| Value::from(now.clone())));
+        // A zero time (Go prints it `null`) is no time: stamped as if left out.
+        if condition.get("lastUpdateTime").is_none_or(Value::is_null) {
+            condition.insert("lastUpdateTime".into(), Value::from(now.clone()));
+        }
+        if condition.get("lastTransitionTime").is_none_or(Value::is_null) {
+            condition.insert(
+                "lastTransitionTime".into(),
+                held.unwrap_or_else(|| Value::from(now.clone())),
+            );
+        }
     }
 }
 

@@ -67,6 +67,12 @@ impl Store {
             warnings = field_problems(rt, options, &unknown, &object)?;
             apimachinery::defaults::apply_builtin_defaults(&rt.kind, &mut object)
                 .map_err(|e| machinery(rt, name, e))?;
+            // Stored as its Go type prints it: the stored type's (Events written through
+            // events.k8s.io are kept as core Events).
+            let (api_version, kind) = lifecycle::storage_type(rt);
+            if let Some(shaped) = apimachinery::protobuf::go_shaped(&object, &api_version, kind) {
+                object = shaped;
+            }
             if let Some(old) = old.filter(|_| !options.before_mutation) {
                 apimachinery::defaults::check_immutable(&rt.kind, old, &object)
                     .map_err(|e| machinery(rt, name, e))?;

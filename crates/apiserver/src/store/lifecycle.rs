@@ -30,6 +30,14 @@ pub fn present_owned(rt: &ResourceType, mut object: Value) -> Value {
     object
 }
 
+/// The apiVersion and kind of the Go type `rt`'s objects are stored as.
+pub fn storage_type(rt: &ResourceType) -> (String, &str) {
+    if rt.group == "events.k8s.io" && rt.plural == "events" {
+        return ("v1".into(), "Event");
+    }
+    (rt.api_version(), &rt.kind)
+}
+
 /// The object as it is stored, from what a client of `rt` sent.
 pub fn to_storage(rt: &ResourceType, mut object: Value) -> Value {
     if rt.group == "events.k8s.io" && rt.plural == "events" {
@@ -111,28 +119,18 @@ fn rename_fields(object: &Value, from_index: usize) -> Value {
 
 fn events_v1_to_core_event(object: &Value) -> Value {
     let mut core = rename_fields(object, 0);
-    // Core Events need both a source and a count for `kubectl describe` and the Python client.
-    if let Some(map) = core.as_object_mut() {
-        if !map.contains_key("source")
-            && let Some(component) = map.get("reportingComponent").cloned()
-        {
-            map.insert("source".into(), json!({"component": component}));
+    // As kube-apiserver converts: a series gives the core Event its count and last time; nothing is
+    // made up for an Event without one (no count, first or last time, or source), and clients read
+    // such Events by their eventTime and reportingComponent.
+    if let Some(map) = core.as_object_mut()
+        && let Some(series) = map.get("series").cloned()
+    {
+        if let Some(count) = series.get("count") {
+            map.insert("count".into(), count.clone());
         }
-        if let Some(series) = map.get("series").cloned() {
-            if let Some(count) = series.get("count") {
-                map.insert("count".into(), count.clone());
-            }
-            if let Some(last) = series.get("lastObservedTime") {
-                map.insert("lastTimestamp".into(), json!(truncate_micro_time(last)));
-            }
+        if let Some(last) = series.get("lastObservedTime") {
+            map.insert("lastTimestamp".into(), json!(truncate_micro_time(last)));
         }
-        if !map.contains_key("firstTimestamp")
-            && let Some(time) = map.get("eventTime").map(truncate_micro_time)
-        {
-            map.insert("firstTimestamp".into(), json!(time));
-            map.entry("lastTimestamp").or_insert(json!(time));
-        }
-        map.entry("count").or_insert(json!(1));
     }
     core
 }

@@ -139,6 +139,16 @@ fn map_key(key: &MapKey) -> String {
     }
 }
 
+/// A float as Go's encoding/json prints it: a whole number without a fraction (`10`, not `10.0`).
+fn go_float(n: f64) -> Json {
+    // Whole numbers this small are exact as i64; Go switches to exponents only from 1e21.
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        json!(n as i64)
+    } else {
+        json!(n)
+    }
+}
+
 /// One value of a list, a map or a singular field.
 fn value(schema: &Schema, kind: &Kind, value: &Value) -> Result<Json> {
     Ok(match value {
@@ -147,8 +157,8 @@ fn value(schema: &Schema, kind: &Kind, value: &Value) -> Result<Json> {
         Value::I64(n) => json!(n),
         Value::U32(n) => json!(n),
         Value::U64(n) => json!(n),
-        Value::F32(n) => json!(n),
-        Value::F64(n) => json!(n),
+        Value::F32(n) => go_float(f64::from(*n)),
+        Value::F64(n) => go_float(*n),
         Value::String(s) => json!(s),
         Value::Bytes(bytes) => json!(base64::engine::general_purpose::STANDARD.encode(bytes)),
         Value::EnumNumber(n) => json!(n),

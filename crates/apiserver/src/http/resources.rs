@@ -140,7 +140,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                 }
                 let mut list = list_body(&rt, items, "", None);
                 list["metadata"] = json!({});
-                Ok(respond::json(200, &list))
+                Ok(respond::json(200, &shaped_list(&list, &call)))
             }
             (&Method::GET, Some(name), None) => Ok(represent_one(
                 &rt,
@@ -267,7 +267,18 @@ fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
         let rv = meta::resource_version(&object).unwrap_or_default().to_owned();
         return respond::json(200, &table(rt, &[&object], &rv, None));
     }
+    if respond::negotiate(&call.accept) == Representation::Metadata {
+        return respond::json(200, &respond::partial_metadata(&object));
+    }
     respond::json(200, &object)
+}
+
+/// `list`, or its `PartialObjectMetadataList` when the client asked for metadata alone.
+fn shaped_list(list: &Value, call: &Call) -> Value {
+    match respond::negotiate(&call.accept) {
+        Representation::Metadata => respond::partial_metadata_list(list),
+        _ => list.clone(),
+    }
 }
 
 fn table(rt: &ResourceType, rows: &[&Value], resource_version: &str, token: Option<&str>) -> Value {
@@ -538,9 +549,9 @@ const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[
 /// deletion) or when its kind's registry returns deleted objects, and otherwise a `Success` Status,
 /// as the real server's registries do for built-in kinds and custom resources alike.
 fn deleted(rt: &ResourceType, name: &str, object: Value) -> Value {
-    let returns_object = RETURN_DELETED_OBJECT
-        .iter()
-        .any(|(group, plural)| *group == rt.group && *plural == rt.plural && matches!(rt.origin, Origin::BuiltIn));
+    let returns_object = RETURN_DELETED_OBJECT.iter().any(|(group, plural)| {
+        *group == rt.group && *plural == rt.plural && matches!(rt.origin, Origin::BuiltIn)
+    });
     if meta::is_deleting(&object) || returns_object {
         return object;
     }
@@ -682,13 +693,14 @@ async fn list(
         );
         return Ok(respond::json(200, &table));
     }
-    Ok(respond::json(
-        200,
-        &list_body(
-            rt,
-            page,
-            &resource_version,
-            token.as_deref().map(|t| (t, remaining)),
-        ),
-    ))
+    let list = list_body(
+        rt,
+        page,
+        &resource_version,
+        token.as_deref().map(|t| (t, remaining)),
+    );
+    if respond::negotiate(&call.accept) == Representation::Metadata {
+        return Ok(respond::json(200, &respond::partial_metadata_list(&list)));
+    }
+    Ok(respond::json(200, &list))
 }

@@ -81,7 +81,34 @@ pub fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
 pub enum Representation {
     Object,
     Table,
+    /// `PartialObjectMetadata(List)`: objects reduced to their metadata, as metadata-only watchers
+    /// (kube-rs `metadata_watcher`, client-go's metadata informers) ask for them.
+    Metadata,
     AggregatedDiscovery,
+}
+
+/// `object` as a `PartialObjectMetadata`: its metadata alone.
+pub fn partial_metadata(object: &Value) -> Value {
+    serde_json::json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": object.get("metadata").cloned().unwrap_or_else(|| Value::Object(Default::default())),
+    })
+}
+
+/// `list` as a `PartialObjectMetadataList`; no items is Go's nil slice, `null`.
+pub fn partial_metadata_list(list: &Value) -> Value {
+    let items: Vec<Value> = list
+        .get("items")
+        .and_then(Value::as_array)
+        .map(|items| items.iter().map(partial_metadata).collect())
+        .unwrap_or_default();
+    serde_json::json!({
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list.get("metadata").cloned().unwrap_or_else(|| Value::Object(Default::default())),
+        "items": if items.is_empty() { Value::Null } else { Value::Array(items) },
+    })
 }
 
 pub fn negotiate(accept: &str) -> Representation {
@@ -104,6 +131,12 @@ pub fn negotiate(accept: &str) -> Representation {
                     && parameter("v").as_deref() == Some("v1") =>
             {
                 return Representation::Table;
+            }
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+                if parameter("g").as_deref() == Some("meta.k8s.io")
+                    && parameter("v").as_deref() == Some("v1") =>
+            {
+                return Representation::Metadata;
             }
             Some("APIGroupDiscoveryList")
                 if parameter("g").as_deref() == Some("apidiscovery.k8s.io")

@@ -86,6 +86,7 @@ pub fn serve(
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
     let table = respond::negotiate(&call.accept) == Representation::Table;
+    let metadata_only = respond::negotiate(&call.accept) == Representation::Metadata;
     let protobuf = rt.is_builtin() && matches!(respond::encoding(&call.accept), Encoding::Protobuf { .. });
     let (sender, receiver) = mpsc::channel::<Bytes>(256);
     let start = shared.store.watch(&rt, since);
@@ -97,6 +98,7 @@ pub fn serve(
             store: store.clone(),
             rt,
             table,
+            metadata_only,
             protobuf,
             headers_sent: false,
         };
@@ -193,6 +195,8 @@ struct Stream {
     store: Arc<Store>,
     rt: Arc<ResourceType>,
     table: bool,
+    /// Objects reduced to their metadata (`PartialObjectMetadata`).
+    metadata_only: bool,
     /// Events as protobuf frames rather than JSON lines.
     protobuf: bool,
     headers_sent: bool,
@@ -274,11 +278,16 @@ impl Stream {
             (_, false, _) => return true,
             (kind, true, _) => kind,
         };
-        if !self.table && !self.protobuf {
+        if !self.table && !self.protobuf && !self.metadata_only {
             let line = self.shared_line(event, event_type, presented);
             return self.sender.send(line).await.is_ok();
         }
         let object = presented.unwrap_or_else(|| lifecycle::present(&self.rt, &event.object.decode()));
+        if self.metadata_only {
+            return self
+                .send_raw(event_type.as_str(), respond::partial_metadata(&object))
+                .await;
+        }
         if self.protobuf {
             return self.send_raw(event_type.as_str(), object).await;
         }

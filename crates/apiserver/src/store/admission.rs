@@ -70,7 +70,13 @@ impl Store {
             // Stored as its Go type prints it: the stored type's (Events written through
             // events.k8s.io are kept as core Events).
             let (api_version, kind) = lifecycle::storage_type(rt);
-            if let Some(shaped) = apimachinery::protobuf::go_shaped(&object, &api_version, kind) {
+            if let Some(mut shaped) = apimachinery::protobuf::go_shaped(&object, &api_version, kind) {
+                // The version the client wrote names its managedFields entry.
+                for field in ["apiVersion", "kind"] {
+                    if let (Some(sent), Some(map)) = (object.get(field), shaped.as_object_mut()) {
+                        map.insert(field.into(), sent.clone());
+                    }
+                }
                 object = shaped;
             }
             if let Some(old) = old.filter(|_| !options.before_mutation) {

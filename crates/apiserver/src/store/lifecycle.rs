@@ -118,34 +118,14 @@ fn rename_fields(object: &Value, from_index: usize) -> Value {
 }
 
 fn events_v1_to_core_event(object: &Value) -> Value {
-    let mut core = rename_fields(object, 0);
-    // As kube-apiserver converts: a series gives the core Event its count and last time; nothing is
-    // made up for an Event without one (no count, first or last time, or source), and clients read
-    // such Events by their eventTime and reportingComponent.
-    if let Some(map) = core.as_object_mut()
-        && let Some(series) = map.get("series").cloned()
-    {
-        if let Some(count) = series.get("count") {
-            map.insert("count".into(), count.clone());
-        }
-        if let Some(last) = series.get("lastObservedTime") {
-            map.insert("lastTimestamp".into(), json!(truncate_micro_time(last)));
-        }
-    }
-    core
+    // Field for field, as kube-apiserver stores it: nothing is made up (no count, first or last
+    // time, or source; a series stays the series), and clients read such Events by their eventTime,
+    // series and reportingComponent.
+    rename_fields(object, 0)
 }
 
 fn core_event_to_events_v1(object: &Value) -> Value {
     rename_fields(object, 1)
-}
-
-/// `2026-11-22T10:00:00.123456Z` -> `2026-11-22T10:00:00Z`: core Event timestamps are whole seconds.
-fn truncate_micro_time(value: &Value) -> String {
-    let text = value.as_str().unwrap_or_default();
-    match text.split_once('.') {
-        Some((seconds, _)) => format!("{seconds}Z"),
-        None => text.to_owned(),
-    }
 }
 
 /// Fields of `metadata` only the server sets; a client's values are replaced by the stored ones.

@@ -46,11 +46,15 @@ fn corpus_file() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/corpus/recorded-operators.yaml")
 }
 
+/// The kinds of request of `file`, lists left out: whether a list across namespaces is recorded
+/// depends on whether its answer showed an object yet (see `conformance::recording`), so a list may
+/// be in one recording and not in the next.
 fn shapes(file: &CorpusFile) -> BTreeSet<String> {
     file.scenarios
         .iter()
         .flat_map(|s| &s.steps)
         .filter_map(recording::shape)
+        .filter(|shape| !shape.starts_with("GET ") || shape.contains("<name>"))
         .collect()
 }
 

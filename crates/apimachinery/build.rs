@@ -178,8 +178,12 @@ impl FileResolver for ModuleResolver {
 }
 
 /// Appends to `facts`, for the Go package in `dir` (proto package `package`), one line per field:
-/// `F <message> <field number> <json name> <flags>` (flags: `p` pointer, `o` omitempty, `i` inlined),
-/// `G <package> <API group>` from register.go, and `S <message>` for each named slice
+/// `F <message> <field number> <json name> <flags> <list type> <list keys> <default>` (flags: `p` pointer, `o`
+/// omitempty, `i` inlined, `m` patchStrategy merge, `a`/`g` an atomic/granular map or struct marker;
+/// list type `atomic`, `set` or `map` from `+listType`, list keys from `+listMapKey` or else
+/// `patchMergeKey`, comma-separated, `-` for none; default: the JSON of `+default`, `-` for none),
+/// `T <message>` for a struct or map type marked
+/// atomic, `G <package> <API group>` from register.go, and `S <message>` for each named slice
 /// (`type ExtraValue []string`, carried as a message with one `items` field), `A <message> <message>`
 /// for a struct declared as another package's (`type List metav1.List`).
 fn go_facts(dir: &Path, package: &str, facts: &mut String) -> Result<(), String> {
@@ -209,8 +213,33 @@ fn go_facts(dir: &Path, package: &str, facts: &mut String) -> Result<(), String>
 fn go_file_facts(source: &str, package: &str, facts: &mut String) {
     let imports = go_imports(source);
     let mut current: Option<String> = None;
+    // The `// +marker=value` comments above the declaration being read.
+    let mut markers: Vec<(String, String)> = Vec::new();
     for raw in source.lines() {
+        if let Some(marker) = raw.trim().strip_prefix("// +") {
+            let (key, value) = marker.split_once('=').unwrap_or((marker, ""));
+            markers.push((key.trim().to_owned(), value.trim().to_owned()));
+            continue;
+        }
         let line = raw.split("//").next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let above = std::mem::take(&mut markers);
+        let marked = |key: &str| {
+            above
+                .iter()
+                .filter(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+                .collect::<Vec<_>>()
+        };
+        let atomic_marker = || {
+            ["structType", "mapType"]
+                .iter()
+                .flat_map(|key| marked(key))
+                .next()
+                .map(str::to_owned)
+        };
         if let Some(rest) = line.strip_prefix("const GroupName = ") {
             facts.push_str(&format!("G\t{package}\t{}\n", rest.trim().trim_matches('"')));
             continue;
@@ -220,6 +249,9 @@ fn go_file_facts(source: &str, package: &str, facts: &mut String) {
             let (Some(name), Some(shape)) = (words.next(), words.next()) else {
                 continue;
             };
+            if atomic_marker().as_deref() == Some("atomic") {
+                facts.push_str(&format!("T\t{package}.{name}\n"));
+            }
             if shape == "struct" && rest.ends_with('{') {
                 current = Some(name.to_owned());
             } else if shape.starts_with("[]") && shape != "[]byte" {
@@ -266,8 +298,29 @@ fn go_file_facts(source: &str, package: &str, facts: &mut String) {
         if options.contains(&"inline") || (json_name.is_empty() && declared.len() == 1) {
             flags.push('i');
         }
+        if tag(tags, "patchStrategy").is_some_and(|s| s.split(',').any(|s| s == "merge")) {
+            flags.push('m');
+        }
+        match atomic_marker().as_deref() {
+            Some("atomic") => flags.push('a'),
+            Some("granular") => flags.push('g'),
+            _ => {}
+        }
+        let list_type = marked("listType").first().copied().unwrap_or("-").to_owned();
+        let mut keys: Vec<String> = marked("listMapKey").iter().map(|k| (*k).to_owned()).collect();
+        if keys.is_empty()
+            && let Some(key) = tag(tags, "patchMergeKey")
+        {
+            keys.push(key.to_owned());
+        }
+        let keys = if keys.is_empty() {
+            "-".to_owned()
+        } else {
+            keys.join(",")
+        };
+        let default = marked("default").first().copied().unwrap_or("-").to_owned();
         facts.push_str(&format!(
-            "F\t{package}.{message}\t{number}\t{json_name}\t{flags}\n"
+            "F\t{package}.{message}\t{number}\t{json_name}\t{flags}\t{list_type}\t{keys}\t{default}\n"
         ));
     }
 }

@@ -13,7 +13,7 @@ use crate::{Error, Result};
 
 /// Applies the defaults of built-in `kind` to `object` in place (Namespace: its name label; Service:
 /// type, sessionAffinity,
-/// port protocol and targetPort, ipFamilies; Deployment: strategy, revisionHistoryLimit,
+/// port protocol and targetPort; Deployment: strategy, revisionHistoryLimit,
 /// progressDeadlineSeconds, pod template defaults; Secret: `stringData` merged into `data` and
 /// dropped, `type: Opaque`). Bad Secret base64 is 400. Cluster IP allocation is the server's job.
 pub fn apply_builtin_defaults(kind: &str, object: &mut Value) -> Result<()> {
@@ -24,10 +24,15 @@ pub fn apply_builtin_defaults(kind: &str, object: &mut Value) -> Result<()> {
         "Pod" => {
             if let Some(spec) = object.get_mut("spec") {
                 default_pod_spec(spec);
+                // A Pod's own default, not its template's (SetDefaults_Pod).
+                if let Some(spec) = spec.as_object_mut() {
+                    set_default(spec, "enableServiceLinks", json!(true));
+                }
             }
         }
         "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" => default_template(object),
         "Namespace" => default_namespace(object),
+        "CustomResourceDefinition" => default_crd(object),
         kind if crate::webhook_configurations::is_webhook_configuration(kind) => {
             crate::webhook_configurations::apply_defaults(kind, object)
         }
@@ -47,6 +52,34 @@ fn default_namespace(object: &mut Value) {
     };
     if let Some(labels) = object_at(metadata, "labels") {
         labels.insert("kubernetes.io/metadata.name".into(), name);
+    }
+}
+
+/// A CRD that names no conversion converts by changing apiVersion only; its list kind and singular
+/// name follow from its kind (SetDefaults_CustomResourceDefinitionSpec).
+fn default_crd(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    set_default(spec, "conversion", json!({"strategy": "None"}));
+    if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut)
+        && let Some(kind) = names.get("kind").and_then(Value::as_str).map(str::to_owned)
+        && !kind.is_empty()
+    {
+        if names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            names.insert("listKind".into(), json!(format!("{kind}List")));
+        }
+        if names
+            .get("singular")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            names.insert("singular".into(), json!(kind.to_lowercase()));
+        }
     }
 }
 
@@ -126,7 +159,8 @@ fn undecodable(detail: &str) -> String {
     format!("Secret in version \"v1\" cannot be handled as a Secret: {detail}")
 }
 
-/// B5: the Service fields kube-apiserver defaults, except the allocated `clusterIP(s)`/`nodePort`.
+/// B5: the Service fields kube-apiserver defaults, except what comes with the allocated address
+/// (`clusterIP(s)`, `ipFamilies`, `ipFamilyPolicy`) and `nodePort`.
 fn default_service(object: &mut Value) {
     // A Service's status exists from the start: the real server writes an empty load-balancer status.
     if let Some(map) = object.as_object_mut() {
@@ -145,9 +179,8 @@ fn default_service(object: &mut Value) {
         .and_then(Value::as_str)
         .unwrap_or("ClusterIP")
         .to_owned();
+    // ipFamilies and ipFamilyPolicy come with the address allocation, not from defaulting.
     if service_type != "ExternalName" {
-        set_default(spec, "ipFamilies", json!(["IPv4"]));
-        set_default(spec, "ipFamilyPolicy", json!("SingleStack"));
         set_default(spec, "internalTrafficPolicy", json!("Cluster"));
     }
     if matches!(service_type.as_str(), "NodePort" | "LoadBalancer") {
@@ -381,8 +414,6 @@ mod tests {
                 "selector": {"app": "web"},
                 "type": "ClusterIP",
                 "sessionAffinity": "None",
-                "ipFamilies": ["IPv4"],
-                "ipFamilyPolicy": "SingleStack",
                 "internalTrafficPolicy": "Cluster",
                 "ports": [
                     {"port": 80, "protocol": "TCP", "targetPort": 80},

@@ -6,12 +6,12 @@ use serde_json::{Value, json};
 
 use crate::resource::{ResourceType, subresources};
 
-/// `GET /api`: `APIVersions`.
-pub fn core_api_versions() -> Value {
+/// `GET /api`: `APIVersions`, with the server's address (`host:port`) for every client.
+pub fn core_api_versions(server_address: &str) -> Value {
     json!({
         "kind": "APIVersions",
         "versions": ["v1"],
-        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
     })
 }
 
@@ -57,10 +57,16 @@ pub fn api_resource_list(resources: &[ResourceType], group: &str, version: &str)
     }
     let mut entries = Vec::new();
     for rt in served {
-        entries.push(json!({
+        let mut entry = json!({
             "name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced, "kind": rt.kind,
-            "verbs": rt.verbs, "shortNames": rt.short_names, "categories": rt.categories,
-        }));
+            "verbs": rt.verbs,
+        });
+        // Only what is stored has a storage version: not reviews, not component statuses.
+        if rt.verbs.iter().any(|v| v == "watch") {
+            entry["storageVersionHash"] = json!(storage_version_hash(rt));
+        }
+        names_and_categories(rt, &mut entry);
+        entries.push(entry);
         for sub in subresources(rt) {
             let mut entry = json!({
                 "name": format!("{}/{}", rt.plural, sub.name), "singularName": "", "namespaced": rt.namespaced,
@@ -81,9 +87,32 @@ pub fn api_resource_list(resources: &[ResourceType], group: &str, version: &str)
     } else {
         format!("{group}/{version}")
     };
-    Some(
-        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": entries}),
-    )
+    let mut list = json!({"kind": "APIResourceList", "groupVersion": group_version, "resources": entries});
+    // kube-apiserver's core list is written without an apiVersion; the groups' lists have one.
+    if !group.is_empty() {
+        list["apiVersion"] = json!("v1");
+    }
+    Some(list)
+}
+
+/// Short names and categories, left out when there are none (Go's `omitempty`).
+fn names_and_categories(rt: &ResourceType, entry: &mut Value) {
+    if !rt.short_names.is_empty() {
+        entry["shortNames"] = json!(rt.short_names);
+    }
+    if !rt.categories.is_empty() {
+        entry["categories"] = json!(rt.categories);
+    }
+}
+
+/// What kube-apiserver publishes for the storage version migrator to notice a change of storage
+/// version: the first 8 bytes of the SHA-256 of `group/version/kind` at the storage version, in base64.
+pub fn storage_version_hash(rt: &ResourceType) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let storage = format!("{}/{}/{}", rt.group, rt.storage_version, rt.kind);
+    let digest = sha2::Sha256::digest(storage.as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
 /// Aggregated discovery v2 (D6): `APIGroupDiscoveryList` for `/api` (core = true) or `/apis`.
@@ -113,8 +142,8 @@ pub fn aggregated_discovery(resources: &[ResourceType], core: bool) -> Value {
                                 "resource": rt.plural, "responseKind": kind,
                                 "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
                                 "singularResource": rt.singular, "verbs": rt.verbs,
-                                "shortNames": rt.short_names, "categories": rt.categories,
                             });
+                            names_and_categories(rt, &mut entry);
                             let subresources: Vec<Value> = subresources(rt)
                                 .into_iter()
                                 .map(|sub| {
@@ -136,7 +165,12 @@ pub fn aggregated_discovery(resources: &[ResourceType], core: bool) -> Value {
                     json!({"version": version, "resources": resources, "freshness": "Current"})
                 })
                 .collect();
-            json!({"metadata": {"name": group}, "versions": versions})
+            // Go prints the group's ObjectMeta with its zero creation time and no empty name.
+            let mut metadata = json!({"creationTimestamp": null});
+            if !group.is_empty() {
+                metadata["name"] = json!(group);
+            }
+            json!({"metadata": metadata, "versions": versions})
         })
         .collect();
     json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
@@ -164,11 +198,30 @@ mod tests {
     }
 
     #[test]
+    fn d4_resources_carry_their_storage_version_hash_and_no_empty_lists() {
+        let list = api_resource_list(&builtins(), "", "v1").unwrap();
+        let resource = |name: &str| {
+            list["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        // The value kube-apiserver publishes for v1 ConfigMaps.
+        assert_eq!(resource("configmaps")["storageVersionHash"], "qFsyl6wFWjQ=");
+        assert_eq!(resource("configmaps").get("categories"), None);
+        assert_eq!(resource("pods")["categories"], json!(["all"]));
+        assert_eq!(resource("pods/status").get("storageVersionHash"), None);
+    }
+
+    #[test]
     fn d6_aggregated_discovery_lists_scope_response_kind_and_status() {
         let list = aggregated_discovery(&builtins(), true);
         assert_eq!(list["kind"], "APIGroupDiscoveryList");
         let core = &list["items"][0];
-        assert_eq!(core["metadata"]["name"], "");
+        assert_eq!(core["metadata"], json!({"creationTimestamp": null}));
         let v1 = &core["versions"][0];
         assert_eq!(v1["freshness"], "Current");
         let namespaces = v1["resources"]

@@ -23,6 +23,9 @@ pub struct ResourceType {
     pub group: String,
     pub version: String,
     pub kind: String,
+    /// The version objects are stored at (a CRD's storage version), which names the storage version
+    /// hash discovery publishes.
+    pub storage_version: String,
     pub plural: String,
     pub singular: String,
     pub namespaced: bool,
@@ -405,17 +408,20 @@ pub fn builtins() -> Vec<ResourceType> {
             group: b.group.to_owned(),
             version: b.version.to_owned(),
             kind: b.kind.to_owned(),
+            storage_version: b.version.to_owned(),
             plural: b.plural.to_owned(),
             singular: b.kind.to_lowercase(),
             namespaced: b.namespaced,
             short_names: b.short_names.iter().map(|s| (*s).to_owned()).collect(),
-            categories: if matches!(
-                b.plural,
-                "pods" | "services" | "deployments" | "statefulsets" | "replicasets" | "jobs"
-            ) {
-                vec!["all".to_owned()]
-            } else {
-                Vec::new()
+            categories: match b.plural {
+                "pods" | "services" | "deployments" | "statefulsets" | "replicasets" | "jobs" => {
+                    vec!["all".to_owned()]
+                }
+                "customresourcedefinitions"
+                | "apiservices"
+                | "mutatingwebhookconfigurations"
+                | "validatingwebhookconfigurations" => vec!["api-extensions".to_owned()],
+                _ => Vec::new(),
             },
             status_subresource: b.status,
             scale: matches!(b.plural, "deployments" | "statefulsets" | "replicasets")
@@ -468,6 +474,12 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<FieldCause>> {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    let storage_version = versions
+        .iter()
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .and_then(|v| v.get("name").and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_owned();
     let mut types = Vec::new();
     for (index, version) in versions.iter().enumerate() {
         if version.get("served").and_then(Value::as_bool) == Some(false) {
@@ -536,6 +548,7 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<FieldCause>> {
                 .unwrap_or_default()
                 .to_owned(),
             kind: kind.clone(),
+            storage_version: storage_version.clone(),
             plural: text("/spec/names/plural"),
             singular: singular.clone(),
             namespaced: text("/spec/scope") != "Cluster",

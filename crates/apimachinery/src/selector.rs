@@ -214,7 +214,14 @@ impl FieldSelector {
             let field = field.trim();
             if !matches!(field, "metadata.name" | "metadata.namespace") && !supported_fields.contains(&field)
             {
-                return Err(Error::BadRequest(format!("field label not supported: {field}")));
+                // A kind with field labels of its own has its own conversion, with its own words.
+                return Err(Error::BadRequest(if supported_fields.is_empty() {
+                    format!(
+                        "{field:?} is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                    )
+                } else {
+                    format!("field label not supported: {field}")
+                }));
             }
             requirements.push(FieldRequirement {
                 field: field.to_owned(),

@@ -425,6 +425,8 @@ proptest! {
             force,
             subresource,
             builtin_kind: kind,
+            schema: apimachinery::patch::ObjectSchema::Custom(None),
+            status_subresource: false,
             now: "2026-11-22T00:00:00Z",
         };
         if let Ok(result) = patch::server_side_apply(&request) {

@@ -116,6 +116,7 @@ impl ApiServer {
             audit: audit.clone(),
             openapi: Default::default(),
             started: store::meta::now_rfc3339(),
+            address: addr,
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

@@ -93,7 +93,12 @@ fn json(value: &Value) -> Value {
                 {
                     items.sort_by_key(identity);
                 }
-                out.insert(key.clone(), value);
+                // A FieldsV1 key names a list item by its keys, an owner reference by its uid.
+                let key = match key.starts_with("k:") {
+                    true => UUID.replace_all(key, "<uid>").into_owned(),
+                    false => key.clone(),
+                };
+                out.insert(key, value);
             }
             canonical_invalid_message(&mut out);
             Value::Object(out)
@@ -240,6 +245,17 @@ mod tests {
             serde_json::json!({"metadata": {"name": "c", "uid": "x"}}),
         ));
         assert_ne!(a, without_time);
+    }
+
+    #[test]
+    fn uids_in_field_keys_are_masked() {
+        let fields = serde_json::json!({"metadata": {"managedFields": [{"manager": "m", "fieldsV1": {"f:metadata":
+            {"f:ownerReferences": {"k:{\"uid\":\"0a1b2c3d-0000-4000-8000-000000000000\"}": {}}}}}]}});
+        let normalized = normalize(&answer(fields));
+        assert_eq!(
+            normalized["body"]["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:ownerReferences"],
+            serde_json::json!({"k:{\"uid\":\"<uid>\"}": {}})
+        );
     }
 
     #[test]

@@ -7,8 +7,11 @@ use serde_json::{Value, json};
 
 use super::{
     ApplyRequest,
-    fields::{fields_v1, get_path, leaves, overlaps, ownable_content, paths_of_fields},
+    compare::{applied_set, compare},
+    field_set::FieldSet,
+    fields::{get_path, leaves, overlaps, ownable_content, paths_of_fields},
     strategic::merge_key,
+    update::{in_scope, sort_entries, unowned},
 };
 use crate::{Error, FieldCause, Result};
 
@@ -208,24 +211,29 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     if let Some(name) = applied.pointer("/metadata/name") {
         merged["metadata"]["name"] = name.clone();
     }
-    let paths: Vec<Vec<String>> = owned_leaves.into_iter().map(|(p, _)| p).collect();
+    // What the apply changes leaves the other managers: the fields it took from them (with force, as
+    // a conflict would have stopped it otherwise) and those it removed, as structured-merge-diff
+    // compares the live object with the merged one.
+    let change = compare(&request.schema.root(), &live, &merged);
+    let changed = in_scope(
+        change.added.union(&change.modified).union(&change.removed),
+        request.subresource,
+        request.status_subresource,
+    );
     let mut entries: Vec<Value> = managed
         .into_iter()
         .filter(|e| {
             !(e.get("manager").and_then(Value::as_str) == Some(request.manager)
                 && e.get("operation") == Some(&json!("Apply")))
         })
-        .map(|mut e| {
-            // Forced fields change hands.
-            let mut theirs = Vec::new();
-            paths_of_fields(
-                e.get("fieldsV1").unwrap_or(&Value::Null),
-                &mut Vec::new(),
-                &mut theirs,
-            );
-            theirs.retain(|t| !paths.iter().any(|p| overlaps(t, p)));
-            e["fieldsV1"] = fields_v1(&theirs);
-            e
+        .filter_map(|mut e| {
+            let before = FieldSet::from_fields_v1(e.get("fieldsV1").unwrap_or(&Value::Null));
+            let after = before.difference(&changed);
+            if after != before {
+                e["fieldsV1"] = after.to_fields_v1();
+            }
+            // A manager left with nothing is no longer listed.
+            (!after.is_empty()).then_some(e)
         })
         .collect();
     let mut entry = json!({
@@ -234,19 +242,27 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
         "apiVersion": applied.get("apiVersion").cloned().unwrap_or(Value::Null),
         "time": request.now,
         "fieldsType": "FieldsV1",
-        "fieldsV1": fields_v1(&paths),
+        "fieldsV1": applied_fields(request, &applied_content).to_fields_v1(),
     });
     if let Some(sub) = request.subresource {
         entry["subresource"] = json!(sub);
     }
     entries.push(entry);
+    sort_entries(&mut entries);
     merged["metadata"]["managedFields"] = Value::Array(entries);
     Ok(merged)
+}
+
+/// The fields an applier owns: the field set of what it applied, but what no manager owns.
+fn applied_fields(request: &ApplyRequest<'_>, applied_content: &Value) -> FieldSet {
+    let applied = applied_set(&request.schema.root(), applied_content);
+    in_scope(applied, request.subresource, request.status_subresource).difference(&unowned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::patch::ObjectSchema;
 
     fn apply(live: Option<&Value>, applied: &Value, manager: &str, force: bool) -> Result<Value> {
         server_side_apply(&ApplyRequest {
@@ -256,6 +272,8 @@ mod tests {
             force,
             subresource: None,
             builtin_kind: None,
+            schema: crate::patch::ObjectSchema::Custom(None),
+            status_subresource: false,
             now: "2026-11-22T00:00:00Z",
         })
     }
@@ -267,7 +285,7 @@ mod tests {
         assert_eq!(created["spec"]["table"], "a");
         assert_eq!(
             created["metadata"]["managedFields"][0]["fieldsV1"],
-            json!({"f:spec": {"f:table": {}}})
+            json!({"f:spec": {".": {}, "f:table": {}}})
         );
         let again = apply(Some(&created), &body, "m1", false).unwrap();
         assert_eq!(again["spec"], created["spec"]);
@@ -288,9 +306,10 @@ mod tests {
         let forced = apply(Some(&live), &other, "ci", true).unwrap();
         assert_eq!(forced["spec"]["table"], "b");
         let owners = forced["metadata"]["managedFields"].as_array().unwrap();
+        // kubectl keeps the map it created, not the field ci took (structured-merge-diff does the same).
         assert_eq!(
             owners.iter().find(|e| e["manager"] == "kubectl").unwrap()["fieldsV1"],
-            json!({})
+            json!({"f:spec": {}})
         );
     }
 
@@ -302,5 +321,39 @@ mod tests {
         let smaller = json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "w"}, "spec": {"a": 1}});
         let out = apply(Some(&live), &smaller, "m", false).unwrap();
         assert_eq!(out["spec"], json!({"a": 1}));
+    }
+
+    #[test]
+    fn an_applier_owns_map_keys_and_list_items_but_not_the_struct_fields_around_them() {
+        let body = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d",
+            "labels": {"app": "d"}}, "spec": {"selector": {"matchLabels": {"app": "d"}},
+            "template": {"spec": {"containers": [{"name": "web", "image": "nginx",
+                "ports": [{"containerPort": 80}]}]}}}});
+        let created = server_side_apply(&ApplyRequest {
+            live: None,
+            applied: &body,
+            manager: "m",
+            force: false,
+            subresource: None,
+            builtin_kind: Some("Deployment"),
+            schema: ObjectSchema::BuiltIn {
+                api_version: "apps/v1",
+                kind: "Deployment",
+            },
+            status_subresource: true,
+            now: "2026-11-22T00:00:00Z",
+        })
+        .unwrap();
+        let fields = &created["metadata"]["managedFields"][0]["fieldsV1"];
+        // Struct fields (labels, spec) carry no "."; the selector is atomic; a list item is owned by
+        // its key, with the key's default (protocol TCP) when the item leaves it out.
+        assert_eq!(fields["f:metadata"], json!({"f:labels": {"f:app": {}}}));
+        assert_eq!(fields["f:spec"]["f:selector"], json!({}));
+        let web = &fields["f:spec"]["f:template"]["f:spec"]["f:containers"][r#"k:{"name":"web"}"#];
+        assert_eq!(web["."], json!({}));
+        assert_eq!(
+            web["f:ports"],
+            json!({r#"k:{"containerPort":80,"protocol":"TCP"}"#: {".": {}, "f:containerPort": {}}})
+        );
     }
 }

@@ -1,9 +1,8 @@
-//! Field sets as managedFields records them (FieldsV1, `{"f:spec":{"f:table":{}}}`), shared by
-//! server-side apply and the bookkeeping of ordinary updates. A field is a path of object keys; lists
-//! count as one field (atomic), an approximation of FieldsV1 that is enough for conflicts on scalars
-//! and maps.
+//! Fields as server-side apply's merge and conflict checks see them: a field is a path of object keys
+//! and lists count as one field (atomic), an approximation of structured-merge-diff that is enough for
+//! conflicts on scalars and maps. What managedFields record is the exact field set (`field_set.rs`).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// Dotted paths of every leaf in `value` (list-maps by key, other lists as one leaf).
 pub(super) fn leaves(value: &Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Value)>) {
@@ -23,29 +22,22 @@ pub(super) fn get_path<'a>(value: &'a Value, path: &[String]) -> Option<&'a Valu
     path.iter().try_fold(value, |v, k| v.get(k))
 }
 
-/// FieldsV1 (`{"f:spec":{"f:table":{}}}`) for a set of leaf paths.
-pub(super) fn fields_v1(paths: &[Vec<String>]) -> Value {
-    let mut root = Map::new();
-    for path in paths {
-        let mut node = &mut root;
-        for key in path {
-            let entry = node.entry(format!("f:{key}")).or_insert_with(|| json!({}));
-            node = entry.as_object_mut().expect("fields nodes are objects");
-        }
-    }
-    Value::Object(root)
-}
-
 pub(super) fn paths_of_fields(fields: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
     let Some(map) = fields.as_object() else { return };
     if map.is_empty() && !prefix.is_empty() {
         out.push(prefix.clone());
     }
+    let mut list_owned = false;
     for (key, child) in map {
         if let Some(field) = key.strip_prefix("f:") {
             prefix.push(field.to_owned());
             paths_of_fields(child, prefix, out);
             prefix.pop();
+        } else if key != "." && !list_owned && !prefix.is_empty() {
+            // Items of a list (`k:{...}`, `v:...`, `i:n`): apply sees lists whole, so owning an item
+            // is owning the list.
+            list_owned = true;
+            out.push(prefix.clone());
         }
     }
 }

@@ -2,11 +2,16 @@
 //! The API server stores the result only after validation, so a failing patch changes nothing.
 
 mod apply;
+mod compare;
+mod field_set;
 mod fields;
 mod strategic;
+mod typed;
 mod update;
 
 use serde_json::Value;
+
+pub use typed::ObjectSchema;
 
 use crate::{Error, FieldCause, Result};
 
@@ -93,6 +98,10 @@ pub struct ApplyRequest<'a> {
     pub subresource: Option<&'a str>,
     /// Built-in kind for list-map merge keys, `None` for custom resources.
     pub builtin_kind: Option<&'a str>,
+    /// The object's type, which decides how the applied fields are recorded.
+    pub schema: ObjectSchema<'a>,
+    /// The kind has a status subresource, so an apply to the main resource owns nothing of `status`.
+    pub status_subresource: bool,
     /// RFC 3339 time for `managedFields[].time`.
     pub now: &'a str,
 }
@@ -102,16 +111,25 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     apply::server_side_apply(request)
 }
 
-/// Records an `Update` operation by `manager` in `new`'s managedFields (fields that changed from `old`
-/// become owned by `manager` and leave other managers' sets), as kube-apiserver does for PUT/POST/PATCH.
-pub fn record_update(
-    old: Option<&Value>,
-    new: &mut Value,
-    manager: &str,
-    subresource: Option<&str>,
-    now: &str,
-) {
-    update::record_update(old, new, manager, subresource, now)
+/// A write that is not server-side apply (create, update, patch), as managedFields record it.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateWrite<'a> {
+    pub manager: &'a str,
+    /// `Some("status")` for a write to the status subresource.
+    pub subresource: Option<&'a str>,
+    /// The object's type, which decides how its fields are owned.
+    pub schema: ObjectSchema<'a>,
+    /// The kind has a status subresource, so a write to the main resource owns nothing of `status`.
+    pub status_subresource: bool,
+    /// RFC 3339 time for `managedFields[].time`.
+    pub now: &'a str,
+}
+
+/// Records an `Update` operation in `new`'s managedFields (fields that changed from `old`, or from the
+/// kind's zero value on create, become the manager's and leave other managers' sets), as
+/// kube-apiserver does for POST, PUT and PATCH.
+pub fn record_update(old: Option<&Value>, new: &mut Value, write: &UpdateWrite<'_>) {
+    update::record_update(old, new, write)
 }
 
 #[cfg(test)]
@@ -199,6 +217,8 @@ mod tests {
             force: false,
             subresource: Some("status"),
             builtin_kind: None,
+            schema: crate::patch::ObjectSchema::Custom(None),
+            status_subresource: false,
             now: "2026-11-22T00:00:00Z",
         })
         .unwrap();
@@ -206,6 +226,6 @@ mod tests {
         assert_eq!(out["status"]["ready"], true);
         let entry = &out["metadata"]["managedFields"][0];
         assert_eq!(entry["subresource"], "status");
-        assert_eq!(entry["fieldsV1"], json!({"f:status": {"f:ready": {}}}));
+        assert_eq!(entry["fieldsV1"], json!({"f:status": {".": {}, "f:ready": {}}}));
     }
 }

@@ -1,126 +1,195 @@
 //! managedFields for writes that are not server-side apply (create, update, merge/JSON/strategic
 //! patch): kube-apiserver records them as `operation: Update` entries, one per manager and
-//! subresource. The fields a write changes become that manager's and leave every other manager's set,
-//! which is how ownership moves from an applier to, say, `kubectl edit`, so the applier's next apply
-//! conflicts instead of silently reverting the edit (P4).
+//! subresource. The write is compared with the object before it (on create, with the kind's zero value)
+//! as structured-merge-diff compares them: every node the write added, containers included, and every
+//! scalar or atomic node it changed becomes the manager's and leaves every other manager's set, which
+//! is how ownership moves from an applier to, say, `kubectl edit`, so the applier's next apply
+//! conflicts instead of silently reverting the edit.
 
 use serde_json::{Value, json};
 
-use super::fields::{fields_v1, get_path, leaves, overlaps, ownable_content, paths_of_fields};
+use super::{
+    UpdateWrite,
+    compare::compare,
+    field_set::{FieldSet, field_key},
+};
 
-/// Records an `Update` by `manager` in `new`'s managedFields: the fields that differ from `old` (every
-/// field on create) join the manager's entry for `subresource` and leave everyone else's. A write that
-/// changes no field leaves managedFields as they were, so a no-op stays a no-op.
-pub(super) fn record_update(
-    old: Option<&Value>,
-    new: &mut Value,
-    manager: &str,
-    subresource: Option<&str>,
-    now: &str,
-) {
-    let (set, removed) = changed_fields(old, new, subresource);
-    if set.is_empty() && removed.is_empty() {
+/// The fields no manager owns: type meta and the metadata the server sets (structured-merge-diff's
+/// list, removed as exact paths, so `metadata.labels` below `metadata` stays owned).
+const UNOWNED: &[&[&str]] = &[
+    &["apiVersion"],
+    &["kind"],
+    &["metadata"],
+    &["metadata", "name"],
+    &["metadata", "namespace"],
+    &["metadata", "creationTimestamp"],
+    &["metadata", "selfLink"],
+    &["metadata", "uid"],
+    &["metadata", "clusterName"],
+    &["metadata", "generation"],
+    &["metadata", "managedFields"],
+    &["metadata", "resourceVersion"],
+];
+
+/// The part of `set` a write to `subresource` owns: `status` alone on the status subresource, all
+/// but `status` on the main resource of a kind with a status subresource (its reset fields).
+pub(super) fn in_scope(set: FieldSet, subresource: Option<&str>, status_subresource: bool) -> FieldSet {
+    let status = [field_key("status")];
+    if subresource == Some("status") {
+        set.only_subtree(&status)
+    } else if status_subresource {
+        set.without_subtree(&status)
+    } else {
+        set
+    }
+}
+
+/// [`UNOWNED`] as a field set.
+pub(super) fn unowned() -> FieldSet {
+    UNOWNED
+        .iter()
+        .map(|path| path.iter().map(|key| field_key(key)).collect())
+        .collect()
+}
+
+/// Records the write in `new`'s managedFields. A write that changes no field leaves managedFields as
+/// they were, so a no-op stays a no-op.
+pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &UpdateWrite<'_>) {
+    let old_object = old;
+    let zero;
+    let old = match old {
+        Some(old) => old,
+        None => {
+            zero = write.schema.zero();
+            &zero
+        }
+    };
+    let comparison = compare(&write.schema.root(), old, new);
+    let in_scope = |set: FieldSet| in_scope(set, write.subresource, write.status_subresource);
+    let changed = in_scope(comparison.added.union(&comparison.modified));
+    let removed = in_scope(comparison.removed);
+    if changed.is_empty() && removed.is_empty() {
         return;
     }
-    // Every field the write touched leaves its owners; only the fields it set become the manager's.
-    let changed: Vec<Vec<String>> = set.iter().chain(&removed).cloned().collect();
-    let entries: Vec<Value> = new
-        .pointer("/metadata/managedFields")
-        .and_then(Value::as_array)
-        .map(|entries| entries.iter().filter(|e| e.is_object()).cloned().collect())
-        .unwrap_or_default();
+    let taken = changed.difference(&unowned());
+
     let is_own = |entry: &Value| {
-        entry.get("manager").and_then(Value::as_str) == Some(manager)
+        entry.get("manager").and_then(Value::as_str) == Some(write.manager)
             && entry.get("operation") == Some(&json!("Update"))
-            && entry.get("subresource").and_then(Value::as_str) == subresource
+            && entry.get("subresource").and_then(Value::as_str) == write.subresource
     };
-    let mut own_fields = set;
+    let entries = current_entries(old_object, new, write.subresource);
     let mut kept = Vec::with_capacity(entries.len() + 1);
+    let mut own: Option<(Value, FieldSet)> = None;
     for mut entry in entries {
-        let mut fields = Vec::new();
-        paths_of_fields(
-            entry.get("fieldsV1").unwrap_or(&Value::Null),
-            &mut Vec::new(),
-            &mut fields,
-        );
+        let before = FieldSet::from_fields_v1(entry.get("fieldsV1").unwrap_or(&Value::Null));
+        // What the write set or removed leaves everyone who owned it, the writer's earlier self too.
+        let after = before.difference(&changed).difference(&removed);
         if is_own(&entry) {
-            own_fields.extend(
-                fields
-                    .into_iter()
-                    .filter(|f| !changed.iter().any(|c| overlaps(c, f))),
-            );
+            own = Some((entry, after));
             continue;
         }
-        fields.retain(|f| !changed.iter().any(|c| overlaps(c, f)));
         // kube-apiserver drops an entry whose manager no longer owns anything.
-        if fields.is_empty() {
+        if after.is_empty() {
             continue;
         }
-        entry["fieldsV1"] = fields_v1(&fields);
+        if after != before {
+            entry["fieldsV1"] = after.to_fields_v1();
+        }
         kept.push(entry);
     }
-    if own_fields.is_empty() {
-        set_managed_fields(new, kept);
-        return;
-    }
-    let mut entry = json!({
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": new.get("apiVersion").cloned().unwrap_or(Value::Null),
-        "time": now,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields_v1(&own_fields),
-    });
-    if let Some(subresource) = subresource {
-        entry["subresource"] = json!(subresource);
-    }
-    kept.push(entry);
-    set_managed_fields(new, kept);
-}
-
-fn set_managed_fields(object: &mut Value, entries: Vec<Value>) {
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.insert("managedFields".into(), Value::Array(entries));
-    }
-}
-
-/// The leaf paths a write set (in `new` with a value that differs from `old`) and removed (in `old`,
-/// gone from `new`), limited to `status` on the status subresource and to the rest on the main resource.
-fn changed_fields(
-    old: Option<&Value>,
-    new: &Value,
-    subresource: Option<&str>,
-) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
-    let in_scope = |path: &[String]| {
-        let under_status = path.first().is_some_and(|first| first == "status");
-        under_status == (subresource == Some("status"))
+    let (own_entry, own_fields, touched) = match own {
+        Some((entry, earlier)) => (Some(entry), earlier.union(&taken), !taken.is_empty()),
+        None => (None, taken.clone(), !taken.is_empty()),
     };
-    let new_content = ownable_content(new);
-    let old_content = old.map(ownable_content).unwrap_or_else(|| json!({}));
-    let mut new_leaves = Vec::new();
-    leaves(&new_content, &mut Vec::new(), &mut new_leaves);
-    let set = new_leaves
-        .into_iter()
-        .filter(|(path, value)| !path.is_empty() && get_path(&old_content, path) != Some(value))
-        .map(|(path, _)| path)
-        .filter(|path| in_scope(path))
-        .collect();
-    let mut old_leaves = Vec::new();
-    leaves(&old_content, &mut Vec::new(), &mut old_leaves);
-    let removed = old_leaves
-        .into_iter()
-        .map(|(path, _)| path)
-        .filter(|path| !path.is_empty() && in_scope(path) && get_path(&new_content, path).is_none())
-        .collect();
-    (set, removed)
+    if !own_fields.is_empty() {
+        let mut entry = own_entry.unwrap_or_else(|| {
+            json!({
+                "manager": write.manager,
+                "operation": "Update",
+                "fieldsType": "FieldsV1",
+            })
+        });
+        entry["apiVersion"] = new.get("apiVersion").cloned().unwrap_or(Value::Null);
+        entry["fieldsV1"] = own_fields.to_fields_v1();
+        // kube-apiserver maps a Scale's managedFields back onto the object keeping only times the
+        // object's entries already had: a write through `scale` stamps no time.
+        if touched && write.subresource != Some("scale") {
+            entry["time"] = json!(write.now);
+        }
+        if let Some(subresource) = write.subresource {
+            entry["subresource"] = json!(subresource);
+        }
+        kept.push(entry);
+    }
+    sort_entries(&mut kept);
+    if let Some(metadata) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+        // An object nobody manages any field of carries no managedFields at all.
+        if kept.is_empty() {
+            metadata.remove("managedFields");
+        } else {
+            metadata.insert("managedFields".into(), Value::Array(kept));
+        }
+    }
+}
+
+/// The entries a write starts from: those the client sent, unless it sent none (a client that does not
+/// know managedFields must not wipe them) or wrote a subresource; then the stored object's.
+fn current_entries(old: Option<&Value>, new: &Value, subresource: Option<&str>) -> Vec<Value> {
+    let entries = |object: &Value| -> Vec<Value> {
+        object
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .map(|entries| entries.iter().filter(|e| e.is_object()).cloned().collect())
+            .unwrap_or_default()
+    };
+    let sent = entries(new);
+    match old {
+        Some(old) if sent.is_empty() || subresource.is_some() => entries(old),
+        _ => sent,
+    }
+}
+
+/// kube-apiserver's order: Apply before Update, then oldest first, then by manager, subresource and
+/// apiVersion.
+pub(super) fn sort_entries(entries: &mut [Value]) {
+    let text = |entry: &Value, field: &str| {
+        entry
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    entries.sort_by_cached_key(|entry| {
+        (
+            text(entry, "operation"),
+            text(entry, "time"),
+            text(entry, "manager"),
+            text(entry, "subresource"),
+            text(entry, "apiVersion"),
+        )
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::patch::{ApplyRequest, server_side_apply};
+    use crate::patch::{ApplyRequest, ObjectSchema, server_side_apply};
 
     const NOW: &str = "2026-11-23T00:00:00Z";
+
+    fn config_map(manager: &str) -> UpdateWrite<'_> {
+        UpdateWrite {
+            manager,
+            subresource: None,
+            schema: ObjectSchema::BuiltIn {
+                api_version: "v1",
+                kind: "ConfigMap",
+            },
+            status_subresource: false,
+            now: NOW,
+        }
+    }
 
     fn owners(object: &Value) -> Vec<(String, String, Value)> {
         object["metadata"]["managedFields"]
@@ -141,13 +210,14 @@ mod tests {
     fn create_records_every_field_for_the_manager() {
         let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "c", "uid": "u", "labels": {"a": "1"}}, "data": {"k": "v"}});
-        record_update(None, &mut object, "kubectl-create", None, NOW);
+        record_update(None, &mut object, &config_map("kubectl-create"));
+        // Maps the write created are owned too (".").
         assert_eq!(
             owners(&object),
             vec![(
                 "kubectl-create".into(),
                 "Update".into(),
-                json!({"f:data": {"f:k": {}}, "f:metadata": {"f:labels": {"f:a": {}}}})
+                json!({"f:data": {".": {}, "f:k": {}}, "f:metadata": {"f:labels": {".": {}, "f:a": {}}}})
             )]
         );
     }
@@ -163,12 +233,14 @@ mod tests {
             force: false,
             subresource: None,
             builtin_kind: Some("ConfigMap"),
+            schema: config_map("kubectl").schema,
+            status_subresource: false,
             now: NOW,
         })
         .unwrap();
         let mut edited = live.clone();
         edited["data"]["k"] = json!("edited");
-        record_update(Some(&live), &mut edited, "kubectl-edit", None, NOW);
+        record_update(Some(&live), &mut edited, &config_map("kubectl-edit"));
         let owners = owners(&edited);
         assert_eq!(
             owners[0],
@@ -195,6 +267,8 @@ mod tests {
             force: false,
             subresource: None,
             builtin_kind: Some("ConfigMap"),
+            schema: config_map("kubectl").schema,
+            status_subresource: false,
             now: NOW,
         })
         .unwrap_err();
@@ -209,9 +283,16 @@ mod tests {
     fn a_write_that_changes_nothing_leaves_managed_fields_alone() {
         let mut object =
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
-        record_update(None, &mut object, "m", None, "earlier");
+        record_update(
+            None,
+            &mut object,
+            &UpdateWrite {
+                now: "earlier",
+                ..config_map("m")
+            },
+        );
         let before = object.clone();
-        record_update(Some(&before), &mut object, "m", None, NOW);
+        record_update(Some(&before), &mut object, &config_map("m"));
         assert_eq!(object, before);
     }
 
@@ -221,7 +302,13 @@ mod tests {
             "spec": {"table": "a"}, "status": {"table": "a"}});
         let mut new = old.clone();
         new["status"]["table"] = json!("b");
-        record_update(Some(&old), &mut new, "operator", Some("status"), NOW);
+        let write = UpdateWrite {
+            subresource: Some("status"),
+            schema: ObjectSchema::Custom(None),
+            status_subresource: true,
+            ..config_map("operator")
+        };
+        record_update(Some(&old), &mut new, &write);
         let entry = &new["metadata"]["managedFields"][0];
         assert_eq!(entry["subresource"], "status");
         assert_eq!(entry["fieldsV1"], json!({"f:status": {"f:table": {}}}));
@@ -231,14 +318,96 @@ mod tests {
     fn a_removed_field_leaves_its_former_owner() {
         let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
             "data": {"a": "1", "b": "2"}});
-        record_update(None, &mut object, "first", None, NOW);
+        record_update(None, &mut object, &config_map("first"));
         let old = object.clone();
         object["data"].as_object_mut().unwrap().remove("b");
-        record_update(Some(&old), &mut object, "second", None, NOW);
+        record_update(Some(&old), &mut object, &config_map("second"));
         // Nobody owns a field that is gone, and a manager that only removed owns nothing.
         assert_eq!(
             owners(&object),
-            vec![("first".into(), "Update".into(), json!({"f:data": {"f:a": {}}}))]
+            vec![(
+                "first".into(),
+                "Update".into(),
+                json!({"f:data": {".": {}, "f:a": {}}})
+            )]
         );
+    }
+
+    #[test]
+    fn a_created_deployment_is_owned_as_structured_merge_diff_records_it() {
+        let mut object = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "labels": {"app": "web"}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}});
+        crate::defaults::apply_builtin_defaults("Deployment", &mut object).unwrap();
+        let mut object = crate::protobuf::go_shaped(&object, "apps/v1", "Deployment").unwrap();
+        let write = UpdateWrite {
+            schema: ObjectSchema::BuiltIn {
+                api_version: "apps/v1",
+                kind: "Deployment",
+            },
+            status_subresource: true,
+            ..config_map("kubectl-create")
+        };
+        record_update(None, &mut object, &write);
+        let fields = &object["metadata"]["managedFields"][0]["fieldsV1"];
+        let spec = &fields["f:spec"];
+        // The label selector is atomic; a struct of the zero value (strategy) is no new node, the
+        // pointer inside it (rollingUpdate) is.
+        assert_eq!(spec["f:selector"], json!({}));
+        assert_eq!(spec.get("."), None);
+        assert_eq!(spec["f:strategy"].get("."), None);
+        assert_eq!(spec["f:strategy"]["f:rollingUpdate"]["."], json!({}));
+        // Containers are a list keyed by name; the zero PodSpec's null list is no new node.
+        let containers = &spec["f:template"]["f:spec"]["f:containers"];
+        assert_eq!(containers.get("."), None);
+        let nginx = &containers[r#"k:{"name":"nginx"}"#];
+        assert_eq!(nginx["."], json!({}));
+        assert_eq!(nginx["f:image"], json!({}));
+        assert_eq!(nginx["f:terminationMessagePath"], json!({}));
+        assert_eq!(fields["f:metadata"], json!({"f:labels": {".": {}, "f:app": {}}}));
+        assert_eq!(fields.get("f:status"), None);
+    }
+
+    #[test]
+    fn a_write_that_sends_no_managed_fields_keeps_the_stored_ones() {
+        let mut created = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+            "data": {"a": "1"}});
+        record_update(None, &mut created, &config_map("m"));
+        // A PUT from a client that knows nothing of managedFields.
+        let mut put = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+            "data": {"a": "1", "b": "2"}});
+        record_update(Some(&created), &mut put, &config_map("m"));
+        assert_eq!(
+            owners(&put),
+            vec![(
+                "m".into(),
+                "Update".into(),
+                json!({"f:data": {".": {}, "f:a": {}, "f:b": {}}})
+            )]
+        );
+    }
+
+    #[test]
+    fn a_write_through_scale_is_recorded_under_it_without_a_time() {
+        let old = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1}});
+        let mut new = old.clone();
+        new["spec"]["replicas"] = json!(3);
+        let write = UpdateWrite {
+            subresource: Some("scale"),
+            schema: ObjectSchema::BuiltIn {
+                api_version: "apps/v1",
+                kind: "Deployment",
+            },
+            status_subresource: true,
+            ..config_map("kubectl")
+        };
+        record_update(Some(&old), &mut new, &write);
+        let entry = &new["metadata"]["managedFields"][0];
+        assert_eq!(entry["subresource"], "scale");
+        assert_eq!(entry["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+        assert_eq!(entry.get("time"), None);
     }
 }

@@ -24,6 +24,7 @@ pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 /// The Content-Type of a watch answered in protobuf.
 pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 pub use envelope::MAGIC;
+pub use schema::{GoField, ListType, META_V1, Schema};
 
 /// Whether a Content-Type or Accept entry names the protobuf form.
 pub fn is_protobuf(media_type: &str) -> bool {
@@ -32,6 +33,34 @@ pub fn is_protobuf(media_type: &str) -> bool {
 
 fn loaded() -> Result<&'static schema::Schema> {
     schema::schema().map_err(Error::BadRequest)
+}
+
+/// The descriptors and Go facts of the built-in kinds.
+pub fn types() -> Result<&'static Schema> {
+    loaded()
+}
+
+/// How a message's Go type prints in JSON, for walks over an object by its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageForm {
+    /// An object of the message's fields.
+    Struct,
+    /// A single JSON value of its own form: a time, a duration, a quantity, an int-or-string.
+    Scalar,
+    /// Embedded JSON of any shape (RawExtension, apiextensions JSON and schema unions).
+    Json,
+    /// A Go named slice (`type ExtraValue []string`): a JSON array of its `items`.
+    NamedSlice,
+}
+
+pub fn message_form(schema: &Schema, message: &str) -> MessageForm {
+    match special::Special::of(message) {
+        Some(special::Special::Time | special::Special::MicroTime | special::Special::Duration)
+        | Some(special::Special::Quantity | special::Special::IntOrString) => MessageForm::Scalar,
+        Some(_) => MessageForm::Json,
+        None if schema.is_named_slice(message) => MessageForm::NamedSlice,
+        None => MessageForm::Struct,
+    }
 }
 
 /// Whether `kind` at `api_version` has a protobuf message: the built-in kinds and the meta types.

@@ -25,6 +25,45 @@ pub struct GoField {
     pub omitempty: bool,
     /// `json:",inline"`: the struct's fields sit in the parent's object.
     pub inline: bool,
+    /// How structured-merge-diff treats the list this field holds, if it holds one.
+    pub list: ListType,
+    /// `+structType`/`+mapType` on the field: `Some(true)` atomic, `Some(false)` granular, `None` as
+    /// the field's type says.
+    pub atomic: Option<bool>,
+    /// `+default`: the value the field takes when left out (the key of a list item is read with it).
+    pub default: Option<serde_json::Value>,
+}
+
+/// How structured-merge-diff (server-side apply, managedFields) treats a list: from the field's
+/// `+listType`/`+listMapKey` markers or else its `patchStrategy`/`patchMergeKey` tags, as
+/// kube-openapi's schema conversion reads them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ListType {
+    /// Replaced whole; owned as one field.
+    #[default]
+    Atomic,
+    /// Scalars, each owned by its value.
+    Set,
+    /// Objects, each owned by the values of these keys.
+    Map(Vec<String>),
+}
+
+impl ListType {
+    fn from_facts(list_type: &str, keys: &str, merge: bool) -> ListType {
+        let keys: Vec<String> = keys
+            .split(',')
+            .filter(|k| !k.is_empty() && *k != "-")
+            .map(str::to_owned)
+            .collect();
+        match list_type {
+            "atomic" => ListType::Atomic,
+            "set" => ListType::Set,
+            "map" => ListType::Map(keys),
+            _ if merge && keys.is_empty() => ListType::Set,
+            _ if merge => ListType::Map(keys),
+            _ => ListType::Atomic,
+        }
+    }
 }
 
 pub struct Schema {
@@ -36,6 +75,8 @@ pub struct Schema {
     /// API group → proto packages serving it (`apps` → `k8s.io.api.apps.v1`, ...).
     groups: HashMap<String, Vec<String>>,
     named_slices: HashSet<String>,
+    /// Structs and maps marked `+structType=atomic` or `+mapType=atomic`.
+    atomic_types: HashSet<String>,
 }
 
 /// The schema, or why it could not be read (which would be a broken build, reported, not a panic).
@@ -53,11 +94,12 @@ fn load() -> Result<Schema, String> {
         groups: HashMap::new(),
         aliases: HashMap::new(),
         named_slices: HashSet::new(),
+        atomic_types: HashSet::new(),
     };
     for line in GO_FIELDS.lines() {
         let columns: Vec<&str> = line.split('\t').collect();
         match columns.as_slice() {
-            ["F", message, number, json, flags] => {
+            ["F", message, number, json, flags, list_type, keys, default] => {
                 let Ok(number) = number.parse::<u32>() else {
                     continue;
                 };
@@ -66,6 +108,15 @@ fn load() -> Result<Schema, String> {
                     pointer: flags.contains('p'),
                     omitempty: flags.contains('o'),
                     inline: flags.contains('i'),
+                    list: ListType::from_facts(list_type, keys, flags.contains('m')),
+                    atomic: if flags.contains('a') {
+                        Some(true)
+                    } else if flags.contains('g') {
+                        Some(false)
+                    } else {
+                        None
+                    },
+                    default: serde_json::from_str(default).ok(),
                 };
                 schema
                     .fields
@@ -80,6 +131,9 @@ fn load() -> Result<Schema, String> {
                 .push((*package).to_owned()),
             ["A", message, target] => {
                 schema.aliases.insert((*message).to_owned(), (*target).to_owned());
+            }
+            ["T", message] => {
+                schema.atomic_types.insert((*message).to_owned());
             }
             ["S", message] => {
                 schema.named_slices.insert((*message).to_owned());
@@ -123,6 +177,12 @@ impl Schema {
     #[cfg(test)]
     pub fn has_facts(&self, message: &str, number: u32) -> bool {
         self.facts(message, number).is_some()
+    }
+
+    /// Whether the Go type of `message` is marked atomic (`+structType=atomic`): owned as one field.
+    pub fn is_atomic_type(&self, message: &str) -> bool {
+        let declared = self.aliases.get(message).map_or(message, String::as_str);
+        self.atomic_types.contains(declared) || self.atomic_types.contains(message)
     }
 
     /// Whether `message` carries a Go named slice (`type ExtraValue []string`) as its `items`.

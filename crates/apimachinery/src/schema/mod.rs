@@ -13,7 +13,7 @@ mod crd;
 mod defaults;
 mod formats;
 pub mod messages;
-mod node;
+pub(crate) mod node;
 mod prune;
 mod structural;
 mod validate;
@@ -40,6 +40,11 @@ impl StructuralSchema {
             root,
             cel_rules: count_cel_rules(openapi_v3_schema),
         })
+    }
+
+    /// The compiled root node, for walks over an object by its schema (managedFields).
+    pub(crate) fn root(&self) -> &node::Node {
+        &self.root
     }
 
     /// How many CEL `x-kubernetes-validations` rules the schema carries (all evaluated, V4).

@@ -98,6 +98,8 @@ pub(crate) struct Node {
     pub max_properties: Option<u64>,
     pub list_type: Option<ListType>,
     pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type: atomic`: the object is owned as one field (managedFields).
+    pub map_atomic: bool,
     pub default: Option<Value>,
     pub all_of: Vec<Node>,
     pub any_of: Vec<Node>,

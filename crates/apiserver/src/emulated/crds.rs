@@ -18,22 +18,6 @@ pub(super) fn admit(
         return Err(causes);
     }
     let types = apimachinery::resource::from_crd(object)?;
-    // The real server's defaulting: a CRD that names no conversion converts by changing apiVersion
-    // only; its list kind and singular name follow from its kind.
-    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.entry("conversion")
-            .or_insert_with(|| json!({"strategy": "None"}));
-        if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut)
-            && let Some(kind) = names.get("kind").and_then(Value::as_str).map(str::to_owned)
-        {
-            names
-                .entry("listKind")
-                .or_insert_with(|| json!(format!("{kind}List")));
-            names
-                .entry("singular")
-                .or_insert_with(|| json!(kind.to_lowercase()));
-        }
-    }
     let name = meta::name(object).to_owned();
     if !meta::is_deleting(object) {
         state.registry.set_crd(&name, types);

@@ -17,6 +17,7 @@ fn desired(port: u16) -> Value {
         "metadata": {"name": NAME, "namespace": NAMESPACE,
             "labels": {"component": "apiserver", "provider": "kubernetes"}},
         "spec": {"type": "ClusterIP", "clusterIP": CLUSTER_IP, "sessionAffinity": "None",
+            "ipFamilyPolicy": "SingleStack",
             "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]},
     })
 }

@@ -15,6 +15,19 @@ pub(super) fn admit(
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
         return Ok(());
     };
+    // The IP families come with the address: the stored ones, or a single IPv4 stack (the service
+    // network here is IPv4 alone).
+    if spec.get("type").and_then(Value::as_str) != Some("ExternalName") {
+        for (field, single_stack) in [
+            ("ipFamilies", json!(["IPv4"])),
+            ("ipFamilyPolicy", json!("SingleStack")),
+        ] {
+            if spec.get(field).is_none_or(Value::is_null) {
+                let kept = old.and_then(|o| o.pointer(&format!("/spec/{field}"))).cloned();
+                spec.insert(field.into(), kept.unwrap_or(single_stack));
+            }
+        }
+    }
     let requested = spec
         .get("clusterIP")
         .and_then(Value::as_str)

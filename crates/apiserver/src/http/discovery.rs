@@ -21,14 +21,14 @@ pub fn version() -> Value {
     })
 }
 
-pub fn core(store: &Store, call: &Call) -> axum::response::Response {
+pub fn core(store: &Store, call: &Call, address: std::net::SocketAddr) -> axum::response::Response {
     if respond::negotiate(&call.accept) == Representation::AggregatedDiscovery {
         return respond::json_with_type(
             &docs::aggregated_discovery(&store.registry().all(), true),
             AGGREGATED_DISCOVERY,
         );
     }
-    respond::json(200, &docs::core_api_versions())
+    respond::json(200, &docs::core_api_versions(&address.to_string()))
 }
 
 pub fn groups(store: &Store, call: &Call) -> axum::response::Response {
@@ -74,7 +74,9 @@ pub fn openapi_index(store: &Store, cache: &OpenApiCache) -> axum::response::Res
     let body = cache.get(&store.registry(), Document::V3Index, |registry| {
         serde_json::to_vec(&apimachinery::openapi::v3::index(&registry.all())).ok()
     });
-    openapi_cache::response(body.unwrap_or_default(), "application/json")
+    // kube-apiserver's index handler writes no Content-Type, so Go's sniffing names the JSON
+    // body text/plain; clients read the body as JSON whatever it says.
+    openapi_cache::response(body.unwrap_or_default(), "text/plain; charset=utf-8")
 }
 
 pub fn openapi_document(

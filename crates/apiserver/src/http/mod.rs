@@ -42,6 +42,8 @@ pub struct Shared {
     pub openapi: openapi_cache::OpenApiCache,
     /// When the server started (RFC 3339): the creation time of what it registers at start-up.
     pub started: String,
+    /// Where the server listens, which `/api` publishes as its address.
+    pub address: std::net::SocketAddr,
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
@@ -149,7 +151,7 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
             );
             Ok(response)
         }
-        Route::CoreVersions => Ok(discovery::core(&shared.store, &call)),
+        Route::CoreVersions => Ok(discovery::core(&shared.store, &call, shared.address)),
         Route::GroupList => Ok(discovery::groups(&shared.store, &call)),
         Route::ResourceList { group, version } => discovery::resources(&shared.store, &group, &version),
         Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &shared.openapi, &call)),

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     error::{Error, Result, Subject},
-    store::meta,
+    store::{WriteOptions, meta},
 };
 
 pub fn ephemeral_containers(
@@ -66,14 +66,11 @@ pub fn ephemeral_containers(
     {
         spec.remove("ephemeralContainers");
     }
-    let written = shared.store.update(
-        rt,
-        namespace,
-        name,
-        next,
-        &write_options(call, Vec::new())?,
-        false,
-    )?;
+    let options = WriteOptions {
+        subresource: Some("ephemeralcontainers"),
+        ..write_options(call, Vec::new())?
+    };
+    let written = shared.store.update(rt, namespace, name, next, &options, false)?;
     Ok(respond::with_warnings(
         respond::json(200, &written.object),
         &written.warnings,

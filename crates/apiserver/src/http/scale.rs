@@ -90,6 +90,7 @@ pub fn handle(
         }
         let options = WriteOptions {
             field_validation: FieldValidation::Ignore,
+            subresource: Some("scale"),
             ..options.clone()
         };
         match shared

@@ -49,6 +49,7 @@ impl Store {
             let unknown = schema.prune(&mut object);
             warnings = field_problems(rt, options, &unknown, &object)?;
             schema.apply_defaults(&mut object);
+            coerce_object_meta(&mut object);
             // The stored object feeds the CRD's transition rules (`oldSelf`, V4).
             let causes = match options.before_mutation {
                 true => Vec::new(),
@@ -208,4 +209,23 @@ pub(super) fn check_body_identity(
         }
     }
     Ok(())
+}
+
+/// A custom resource's metadata as kube-apiserver keeps it: decoded into Go's ObjectMeta and printed
+/// again, so that empty lists and maps (`finalizers: []`) and unknown fields are gone, as they are
+/// before the real server records managedFields or stores the object. Metadata that does not fit
+/// ObjectMeta is left for validation to refuse.
+fn coerce_object_meta(object: &mut Value) {
+    let Some(metadata) = object.get("metadata") else {
+        return;
+    };
+    if let Some(Value::Object(mut shaped)) = apimachinery::protobuf::go_shaped(metadata, "v1", "ObjectMeta") {
+        shaped.remove("apiVersion");
+        shaped.remove("kind");
+        // The zero time Go prints for a metadata without one is no creation time.
+        if shaped.get("creationTimestamp").is_some_and(Value::is_null) {
+            shaped.remove("creationTimestamp");
+        }
+        object["metadata"] = Value::Object(shaped);
+    }
 }

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     emulated,
-    error::{Error, Result},
+    error::{Error, Result, Subject},
 };
 
 impl Store {
@@ -41,10 +41,16 @@ impl Store {
         if let Some(uid) = &options.precondition_uid
             && uid != meta::uid(&old)
         {
+            // The storage layer names the object by its kind here, not by its resource.
             return Err(Error::Conflict {
-                subject: subject(rt, name),
+                subject: Subject {
+                    qualified_plural: super::admission::kind_group(rt),
+                    group: rt.group.clone(),
+                    plural: rt.kind.clone(),
+                    name: name.to_owned(),
+                },
                 reason: format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
                     meta::uid(&old)
                 ),
             });

@@ -30,9 +30,14 @@ pub fn present_owned(rt: &ResourceType, mut object: Value) -> Value {
     object
 }
 
+/// Whether `rt` is events.k8s.io's Events, which are stored as core Events.
+pub fn is_events_v1(rt: &ResourceType) -> bool {
+    rt.group == "events.k8s.io" && rt.plural == "events"
+}
+
 /// The apiVersion and kind of the Go type `rt`'s objects are stored as.
 pub fn storage_type(rt: &ResourceType) -> (String, &str) {
-    if rt.group == "events.k8s.io" && rt.plural == "events" {
+    if is_events_v1(rt) {
         return ("v1".into(), "Event");
     }
     (rt.api_version(), &rt.kind)
@@ -40,7 +45,7 @@ pub fn storage_type(rt: &ResourceType) -> (String, &str) {
 
 /// The object as it is stored, from what a client of `rt` sent.
 pub fn to_storage(rt: &ResourceType, mut object: Value) -> Value {
-    if rt.group == "events.k8s.io" && rt.plural == "events" {
+    if is_events_v1(rt) {
         return events_v1_to_core_event(&object);
     }
     // A client may leave out apiVersion and kind (the Python client's models do): the request's path

@@ -39,6 +39,7 @@ pub use object::StoredObject;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 pub(crate) use past::ListKey;
 pub use registry::Registry;
+pub(crate) use write::record_update;
 
 use crate::error::{Error, Subject};
 

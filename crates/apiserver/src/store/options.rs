@@ -29,6 +29,9 @@ pub struct WriteOptions {
     /// The trial write that makes the object mutating webhooks see: decoded, pruned and defaulted but
     /// not yet validated, as kube-apiserver validates only after mutating admission.
     pub before_mutation: bool,
+    /// The subresource other than `status` that makes the write (`scale`, `ephemeralcontainers`):
+    /// managedFields record it under that name.
+    pub subresource: Option<&'static str>,
 }
 
 /// `propagationPolicy` of a delete (C9, L5).

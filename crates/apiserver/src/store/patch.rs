@@ -13,6 +13,7 @@ use super::{
     State, Store, WriteOptions, Written,
     admission::{check_body_identity, check_type_meta, machinery},
     lifecycle, meta, subject,
+    write::with_object_schema,
 };
 use crate::error::{Error, Result};
 
@@ -72,18 +73,8 @@ impl Store {
             }
             // Server-side apply creates what is missing (P4).
             check_apply_identity(rt, body)?;
-            let manager = options.field_manager.as_deref().unwrap_or_default();
-            let now = meta::now_rfc3339();
-            let request = ApplyRequest {
-                live: None,
-                applied: body,
-                manager,
-                force: options.force,
-                subresource: status_only.then_some("status"),
-                builtin_kind: rt.is_builtin().then_some(rt.kind.as_str()),
-                now: &now,
-            };
-            let mut object = patch::server_side_apply(&request).map_err(|e| machinery(rt, name, e))?;
+            let mut object = server_side_apply(rt, None, body, options, status_only)
+                .map_err(|e| machinery(rt, name, e))?;
             meta::metadata_mut(&mut object).insert("name".into(), json!(name));
             return self.create_locked(state, rt, namespace, object, &recorded_by_apply(options));
         };
@@ -101,16 +92,7 @@ impl Store {
             PatchType::Strategic => patch::strategic_merge_patch(&live, body, &rt.kind),
             PatchType::Apply => {
                 check_apply_identity(rt, body)?;
-                let now = meta::now_rfc3339();
-                patch::server_side_apply(&ApplyRequest {
-                    live: Some(&live),
-                    applied: body,
-                    manager: options.field_manager.as_deref().unwrap_or_default(),
-                    force: options.force,
-                    subresource: status_only.then_some("status"),
-                    builtin_kind: rt.is_builtin().then_some(rt.kind.as_str()),
-                    now: &now,
-                })
+                server_side_apply(rt, Some(&live), body, options, status_only)
             }
         }
         .map_err(|e| machinery(rt, name, e))?;
@@ -122,6 +104,31 @@ impl Store {
         self.update_locked(state, rt, namespace, name, old, patched, options, status_only)
             .map_err(Error::for_patch)
     }
+}
+
+/// Server-side apply of `body` over `live` (none: apply creates), as the write's options and `rt`'s
+/// type say.
+fn server_side_apply(
+    rt: &ResourceType,
+    live: Option<&Value>,
+    body: &Value,
+    options: &WriteOptions,
+    status_only: bool,
+) -> apimachinery::Result<Value> {
+    let now = meta::now_rfc3339();
+    with_object_schema(rt, |schema| {
+        patch::server_side_apply(&ApplyRequest {
+            live,
+            applied: body,
+            manager: options.field_manager.as_deref().unwrap_or_default(),
+            force: options.force,
+            subresource: status_only.then_some("status"),
+            builtin_kind: rt.is_builtin().then_some(rt.kind.as_str()),
+            schema,
+            status_subresource: rt.status_subresource,
+            now: &now,
+        })
+    })
 }
 
 fn check_apply_identity(rt: &ResourceType, body: &Value) -> Result<()> {

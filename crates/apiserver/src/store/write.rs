@@ -62,15 +62,16 @@ impl Store {
         let old = options.current.clone().unwrap_or(stored);
         check_body_identity(rt, namespace, name, &object)?;
         if meta::resource_version(&object).is_none() && !rt.is_builtin() {
-            return Err(invalid(
-                rt,
-                name,
-                vec![apimachinery::FieldCause::new(
+            // The custom resource handler names the resource here (`widgets.group`), not the kind.
+            return Err(Error::Invalid {
+                kind_group: rt.qualified_plural(),
+                subject: subject(rt, name),
+                causes: vec![apimachinery::FieldCause::new(
                     "FieldValueInvalid",
                     "metadata.resourceVersion",
                     "Invalid value: 0x0: must be specified for an update",
                 )],
-            ));
+            });
         }
         self.update_locked(state, rt, namespace, name, old, object, options, status_only)
     }
@@ -131,6 +132,8 @@ impl Store {
             }
         }
         let name = meta::name(&object).to_owned();
+        // managedFields name the fields of the version the client wrote, not of the stored one.
+        let sent_as_events_v1 = lifecycle::is_events_v1(rt).then(|| object.clone());
         let object = lifecycle::to_storage(rt, object);
         let (mut object, warnings) = self.admit(state, rt, &name, object, None, options)?;
         if rt.status_subresource
@@ -147,8 +150,10 @@ impl Store {
         metadata.insert("creationTimestamp".into(), json!(meta::now_rfc3339()));
         lifecycle::set_generation(rt, &mut object, 1);
         if let Some(manager) = &options.field_manager {
-            let now = meta::now_rfc3339();
-            patch::record_update(None, &mut object, manager, None, &now);
+            match sent_as_events_v1 {
+                Some(sent) => record_event_v1(sent, &mut object, manager),
+                None => record_update(rt, None, &mut object, manager, None),
+            }
         }
         self.on_create(state, rt, &mut object)?;
         if options.dry_run {
@@ -232,16 +237,23 @@ impl Store {
         };
         if meta::is_deleting(&old) {
             let before = meta::finalizers(&old);
-            if meta::finalizers(&next).iter().any(|f| !before.contains(f)) {
-                return Err(invalid(
-                    rt,
-                    name,
-                    vec![apimachinery::FieldCause::new(
-                        "FieldValueForbidden",
-                        "metadata.finalizers",
-                        "Forbidden: no new finalizers can be added if the object is being deleted",
-                    )],
-                ));
+            let added: Vec<String> = meta::finalizers(&next)
+                .into_iter()
+                .filter(|f| !before.contains(f))
+                .collect();
+            if !added.is_empty() {
+                let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+                let cause = apimachinery::FieldCause::new(
+                    "FieldValueForbidden",
+                    "metadata.finalizers",
+                    format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                        quoted.join(", ")
+                    ),
+                );
+                // kube-apiserver's validation reports it twice (once for the object, once for its
+                // metadata), and so does its answer.
+                return Err(invalid(rt, name, vec![cause.clone(), cause]));
             }
         }
         let (admitted, warnings) = self.admit(state, rt, name, next, Some(&old), options)?;
@@ -250,14 +262,8 @@ impl Store {
             lifecycle::set_generation(rt, &mut next, meta::generation(&old) + 1);
         }
         if let Some(manager) = &options.field_manager {
-            let now = meta::now_rfc3339();
-            patch::record_update(
-                Some(&old),
-                &mut next,
-                manager,
-                status_only.then_some("status"),
-                &now,
-            );
+            let subresource = options.subresource.or(status_only.then_some("status"));
+            record_update(rt, Some(&old), &mut next, manager, subresource);
         }
         self.on_update(state, rt, &old, &mut next)?;
         if unchanged(&old, &next) {
@@ -345,4 +351,61 @@ fn random_suffix() -> String {
     (0..5)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
         .collect()
+}
+
+/// Records a write in `new`'s managedFields as an Update by `manager`, by the type of `rt`'s objects.
+pub(crate) fn record_update(
+    rt: &ResourceType,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+) {
+    let now = meta::now_rfc3339();
+    with_object_schema(rt, |schema| {
+        let write = patch::UpdateWrite {
+            manager,
+            subresource,
+            schema,
+            status_subresource: rt.status_subresource,
+            now: &now,
+        };
+        patch::record_update(old, new, &write);
+    });
+}
+
+/// Records the create of an events.k8s.io Event, stored as a core Event, by the fields of the
+/// events.k8s.io Event the client sent.
+fn record_event_v1(sent: Value, stored: &mut Value, manager: &str) {
+    const API_VERSION: &str = "events.k8s.io/v1";
+    let mut sent = apimachinery::protobuf::go_shaped(&sent, API_VERSION, "Event").unwrap_or(sent);
+    let now = meta::now_rfc3339();
+    let write = patch::UpdateWrite {
+        manager,
+        subresource: None,
+        schema: patch::ObjectSchema::BuiltIn {
+            api_version: API_VERSION,
+            kind: "Event",
+        },
+        status_subresource: false,
+        now: &now,
+    };
+    patch::record_update(None, &mut sent, &write);
+    if let Some(entries) = sent.pointer("/metadata/managedFields").cloned() {
+        meta::metadata_mut(stored).insert("managedFields".into(), entries);
+    }
+}
+
+/// Runs `f` with the type of `rt`'s objects as managedFields see it: a built-in's Go type at the
+/// version it is stored in, a custom resource's schema.
+pub(super) fn with_object_schema<R>(rt: &ResourceType, f: impl FnOnce(patch::ObjectSchema<'_>) -> R) -> R {
+    let (api_version, kind) = lifecycle::storage_type(rt);
+    if rt.is_builtin() {
+        f(patch::ObjectSchema::BuiltIn {
+            api_version: &api_version,
+            kind,
+        })
+    } else {
+        f(patch::ObjectSchema::Custom(rt.schema.as_deref()))
+    }
 }

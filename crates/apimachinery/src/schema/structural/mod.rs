@@ -399,6 +399,7 @@ fn compile_list_type(map: &Map<String, Value>, node: &mut Node, path: &str, caus
             "must not be set if x-kubernetes-list-type is not map",
         ));
     }
+    node.map_atomic = map.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic");
     if let Some(map_type) = map.get("x-kubernetes-map-type")
         && !matches!(map_type.as_str(), Some("granular" | "atomic"))
     {

@@ -43,7 +43,10 @@ use self::graph::{
     Located, Owner, blocking_dependents, dependents_of, find_owner, has_finalizer, is_blocking, locate,
     reference_uid, waits_for_dependents,
 };
-use crate::store::{DeletePropagation, State, Store, lifecycle, meta, storage_key};
+use crate::store::{DeletePropagation, State, Store, lifecycle, meta, record_update, storage_key};
+
+/// The field manager of the collector's writes, as kube-controller-manager's user agent names it.
+const MANAGER: &str = "kube-controller-manager";
 
 /// The finalizer that keeps an owner in foreground deletion until its blocking dependents are gone.
 const FOREGROUND_DELETION: &str = "foregroundDeletion";
@@ -264,6 +267,7 @@ fn drop_references(
             metadata.remove("ownerReferences");
         }
     }
+    record_update(&rt, Some(&object), &mut next, MANAGER, None);
     store.put(state, &rt, &namespace, &name, next, Some(object));
     for reference in released {
         queue_owner(state, &reference, &namespace);
@@ -284,6 +288,7 @@ fn unblock_references(store: &Store, state: &mut State, (rt, namespace, name, ob
     if released.is_empty() {
         return;
     }
+    record_update(&rt, Some(&object), &mut next, MANAGER, None);
     store.put(state, &rt, &namespace, &name, next, Some(object));
     for reference in released {
         queue_owner(state, &reference, &namespace);

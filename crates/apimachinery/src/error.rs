@@ -46,16 +46,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// `field: message` pairs joined the way kube-apiserver joins them inside `[...]`.
 pub fn render_causes(causes: &[FieldCause]) -> String {
-    let parts: Vec<String> = causes
-        .iter()
-        .map(|c| {
-            if c.field.is_empty() {
-                c.message.clone()
-            } else {
-                format!("{}: {}", c.field, c.message)
-            }
-        })
-        .collect();
+    let mut parts: Vec<String> = Vec::with_capacity(causes.len());
+    for cause in causes {
+        let part = if cause.field.is_empty() {
+            cause.message.clone()
+        } else {
+            format!("{}: {}", cause.field, cause.message)
+        };
+        // Go's error aggregate prints a message it has seen once, however often it is listed.
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
     if parts.len() == 1 {
         parts[0].clone()
     } else {

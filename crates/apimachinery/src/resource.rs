@@ -408,7 +408,11 @@ pub fn builtins() -> Vec<ResourceType> {
             group: b.group.to_owned(),
             version: b.version.to_owned(),
             kind: b.kind.to_owned(),
-            storage_version: b.version.to_owned(),
+            // kube-apiserver still encodes CRDs as v1beta1 in etcd, which its hash says.
+            storage_version: match b.plural {
+                "customresourcedefinitions" => "v1beta1".to_owned(),
+                _ => b.version.to_owned(),
+            },
             plural: b.plural.to_owned(),
             singular: b.kind.to_lowercase(),
             namespaced: b.namespaced,

@@ -4,6 +4,11 @@
 //! (the descriptors and the `+listType`/`+structType` markers build.rs reads), custom resources from
 //! their CRD's schema, and what neither describes is deduced from the value.
 
+use std::{
+    collections::HashMap,
+    sync::{LazyLock, Mutex},
+};
+
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::Value;
 
@@ -80,10 +85,19 @@ impl<'s> ObjectSchema<'s> {
     /// The object a create is compared with: what the kind's Go type prints when zero (a non-pointer
     /// struct is there as `{}`, a nil slice as `null`), or nothing for a custom resource.
     pub(super) fn zero(&self) -> Value {
+        // Each kind's zero value is computed once: every create compares with it.
+        static ZEROS: LazyLock<Mutex<HashMap<(String, String), Value>>> = LazyLock::new(Default::default);
         match self {
             ObjectSchema::BuiltIn { api_version, kind } => {
-                protobuf::go_shaped(&Value::Object(Default::default()), api_version, kind)
-                    .unwrap_or_else(|| Value::Object(Default::default()))
+                let key = ((*api_version).to_owned(), (*kind).to_owned());
+                let mut zeros = ZEROS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                zeros
+                    .entry(key)
+                    .or_insert_with(|| {
+                        protobuf::go_shaped(&Value::Object(Default::default()), api_version, kind)
+                            .unwrap_or_else(|| Value::Object(Default::default()))
+                    })
+                    .clone()
             }
             ObjectSchema::Custom(_) => Value::Object(Default::default()),
         }
@@ -147,14 +161,18 @@ fn go_field(
     key: &str,
 ) -> Option<(MessageDescriptor, FieldDescriptor)> {
     for field in message.fields() {
-        let facts = types.field(message.full_name(), &field);
-        if facts.inline {
+        // Read in place: this runs for every key of every object a write records.
+        let (json, inline) = match types.facts(message.full_name(), field.number()) {
+            Some(facts) => (facts.json.as_str(), facts.inline),
+            None => (field.name(), false),
+        };
+        if inline {
             if let Kind::Message(inner) = field.kind()
                 && let Some(found) = go_field(types, &inner, key)
             {
                 return Some(found);
             }
-        } else if facts.json == key {
+        } else if json == key {
             return Some((message.clone(), field));
         }
     }

@@ -169,7 +169,8 @@ impl Schema {
             })
     }
 
-    fn facts(&self, message: &str, number: u32) -> Option<&GoField> {
+    /// The Go facts of field `number` of `message`, if a Go struct describes it (no copy).
+    pub fn facts(&self, message: &str, number: u32) -> Option<&GoField> {
         let declared = self.aliases.get(message).map_or(message, String::as_str);
         self.fields.get(declared).and_then(|fields| fields.get(&number))
     }

@@ -55,16 +55,16 @@ pub(super) fn unowned() -> FieldSet {
 /// Records the write in `new`'s managedFields. A write that changes no field leaves managedFields as
 /// they were, so a no-op stays a no-op.
 pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &UpdateWrite<'_>) {
-    let old_object = old;
+    // A create is compared with the kind's zero value.
     let zero;
-    let old = match old {
+    let before = match old {
         Some(old) => old,
         None => {
             zero = write.schema.zero();
             &zero
         }
     };
-    let comparison = compare(&write.schema.root(), old, new);
+    let comparison = compare(&write.schema.root(), before, new);
     let in_scope = |set: FieldSet| in_scope(set, write.subresource, write.status_subresource);
     let changed = in_scope(comparison.added.union(&comparison.modified));
     let removed = in_scope(comparison.removed);
@@ -78,7 +78,7 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &Update
             && entry.get("operation") == Some(&json!("Update"))
             && entry.get("subresource").and_then(Value::as_str) == write.subresource
     };
-    let entries = current_entries(old_object, new, write.subresource);
+    let entries = current_entries(old, new, write.subresource);
     let mut kept = Vec::with_capacity(entries.len() + 1);
     let mut own: Option<(Value, FieldSet)> = None;
     for mut entry in entries {

@@ -30,7 +30,50 @@ pub fn apply_builtin_defaults(kind: &str, object: &mut Value) -> Result<()> {
                 }
             }
         }
-        "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job" => default_template(object),
+        "ReplicaSet" | "StatefulSet" | "Job" => default_template(object),
+        "DaemonSet" => default_daemon_set(object),
+        "ReplicationController" => default_replication_controller(object),
+        "PodTemplate" => {
+            if let Some(pod_spec) = object.pointer_mut("/template/spec") {
+                default_pod_spec(pod_spec);
+            }
+        }
+        "CronJob" => default_cron_job(object),
+        "PersistentVolume" | "PersistentVolumeClaim" => default_volume(kind, object),
+        "StorageClass" => {
+            if let Some(class) = object.as_object_mut() {
+                set_default(class, "reclaimPolicy", json!("Delete"));
+                set_default(class, "volumeBindingMode", json!("Immediate"));
+            }
+        }
+        "CSIDriver" => default_csi_driver(object),
+        "PriorityClass" => {
+            if let Some(class) = object.as_object_mut() {
+                set_default(class, "preemptionPolicy", json!("PreemptLowerPriority"));
+            }
+        }
+        "HorizontalPodAutoscaler" => default_horizontal_pod_autoscaler(object),
+        "FlowSchema" => {
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+                && spec
+                    .get("matchingPrecedence")
+                    .is_none_or(|p| p.is_null() || p == 0)
+            {
+                spec.insert("matchingPrecedence".into(), json!(1000));
+            }
+        }
+        "NetworkPolicy" => default_network_policy(object),
+        "LimitRange" => default_limit_range(object),
+        "PriorityLevelConfiguration" => default_priority_level(object),
+        "IngressClass" => {
+            if let Some(parameters) = object
+                .pointer_mut("/spec/parameters")
+                .and_then(Value::as_object_mut)
+            {
+                set_default(parameters, "scope", json!("Cluster"));
+            }
+        }
+        "ValidatingAdmissionPolicy" => default_admission_policy(object),
         "Namespace" => default_namespace(object),
         "CustomResourceDefinition" => default_crd(object),
         kind if crate::webhook_configurations::is_webhook_configuration(kind) => {
@@ -220,6 +263,258 @@ fn default_deployment(object: &mut Value) {
         }
     }
     default_template(object);
+}
+
+/// A DaemonSet's update strategy and history limit, and its template's pod defaults.
+fn default_daemon_set(object: &mut Value) {
+    if let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) {
+        set_default(spec, "revisionHistoryLimit", json!(10));
+        if let Some(strategy) = object_at(spec, "updateStrategy") {
+            set_default(strategy, "type", json!("RollingUpdate"));
+            if strategy.get("type").and_then(Value::as_str) == Some("RollingUpdate")
+                && let Some(rolling) = object_at(strategy, "rollingUpdate")
+            {
+                set_default(rolling, "maxUnavailable", json!(1));
+                set_default(rolling, "maxSurge", json!(0));
+            }
+        }
+    }
+    default_template(object);
+}
+
+/// A ReplicationController selects, and is labelled with, its template's labels unless it says
+/// otherwise; one replica unless it asks for more.
+fn default_replication_controller(object: &mut Value) {
+    let template_labels = object
+        .pointer("/spec/template/metadata/labels")
+        .filter(|l| l.is_object())
+        .cloned();
+    let empty = |value: Option<&Value>| value.and_then(Value::as_object).is_none_or(Map::is_empty);
+    if let Some(labels) = template_labels {
+        if empty(object.pointer("/spec/selector"))
+            && let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+        {
+            spec.insert("selector".into(), labels.clone());
+        }
+        if empty(object.pointer("/metadata/labels"))
+            && let Some(metadata) = object.as_object_mut().and_then(|o| object_at(o, "metadata"))
+        {
+            metadata.insert("labels".into(), labels);
+        }
+    }
+    if let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) {
+        set_default(spec, "replicas", json!(1));
+    }
+    default_template(object);
+}
+
+/// A CronJob's concurrency policy, suspension and history limits, and its jobs' pod defaults.
+fn default_cron_job(object: &mut Value) {
+    if let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) {
+        set_default(spec, "concurrencyPolicy", json!("Allow"));
+        set_default(spec, "suspend", json!(false));
+        set_default(spec, "successfulJobsHistoryLimit", json!(3));
+        set_default(spec, "failedJobsHistoryLimit", json!(1));
+    }
+    if let Some(pod_spec) = object.pointer_mut("/spec/jobTemplate/spec/template/spec") {
+        default_pod_spec(pod_spec);
+    }
+}
+
+/// A volume or claim starts `Pending`, mounted as a filesystem; a volume is kept once released.
+fn default_volume(kind: &str, object: &mut Value) {
+    let Some(map) = object.as_object_mut() else {
+        return;
+    };
+    if let Some(status) = object_at(map, "status")
+        && status
+            .get("phase")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        status.insert("phase".into(), json!("Pending"));
+    }
+    if let Some(spec) = object_at(map, "spec") {
+        set_default(spec, "volumeMode", json!("Filesystem"));
+        if let Some(host_path) = spec.get_mut("hostPath").and_then(Value::as_object_mut) {
+            set_default(host_path, "type", json!(""));
+        }
+        if kind == "PersistentVolume"
+            && spec
+                .get("persistentVolumeReclaimPolicy")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+        {
+            spec.insert("persistentVolumeReclaimPolicy".into(), json!("Retain"));
+        }
+    }
+}
+
+fn default_csi_driver(object: &mut Value) {
+    let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) else {
+        return;
+    };
+    set_default(spec, "attachRequired", json!(true));
+    set_default(spec, "podInfoOnMount", json!(false));
+    set_default(spec, "storageCapacity", json!(false));
+    set_default(spec, "fsGroupPolicy", json!("ReadWriteOnceWithFSType"));
+    set_default(spec, "requiresRepublish", json!(false));
+    set_default(spec, "seLinuxMount", json!(false));
+    if spec
+        .get("volumeLifecycleModes")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+    {
+        spec.insert("volumeLifecycleModes".into(), json!(["Persistent"]));
+    }
+}
+
+/// One replica at least, and the CPU utilization v1 always had, where no metric is given.
+fn default_horizontal_pod_autoscaler(object: &mut Value) {
+    let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) else {
+        return;
+    };
+    set_default(spec, "minReplicas", json!(1));
+    if spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+    {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+}
+
+/// A policy that names no types applies to ingress, and to egress too when it has egress rules;
+/// its ports are TCP unless they say otherwise.
+fn default_network_policy(object: &mut Value) {
+    let Some(spec) = object.as_object_mut().and_then(|o| object_at(o, "spec")) else {
+        return;
+    };
+    if spec
+        .get("policyTypes")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+    {
+        let egress = spec
+            .get("egress")
+            .and_then(Value::as_array)
+            .is_some_and(|e| !e.is_empty());
+        let types = if egress {
+            json!(["Ingress", "Egress"])
+        } else {
+            json!(["Ingress"])
+        };
+        spec.insert("policyTypes".into(), types);
+    }
+    for direction in ["ingress", "egress"] {
+        for rule in spec
+            .get_mut(direction)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            for port in rule
+                .get_mut("ports")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object_mut)
+            {
+                set_default(port, "protocol", json!("TCP"));
+            }
+        }
+    }
+}
+
+/// A container's limits default to its maximum, its requests to its default limit, else its minimum.
+fn default_limit_range(object: &mut Value) {
+    let Some(limits) = object.pointer_mut("/spec/limits").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for item in limits.iter_mut().filter_map(Value::as_object_mut) {
+        if item.get("type").and_then(Value::as_str) != Some("Container") {
+            continue;
+        }
+        let map_of = |item: &Map<String, Value>, key: &str| {
+            item.get(key)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut default = map_of(item, "default");
+        for (resource, value) in map_of(item, "max") {
+            default.entry(resource).or_insert(value);
+        }
+        let mut request = map_of(item, "defaultRequest");
+        for (resource, value) in default.iter().chain(map_of(item, "min").iter()) {
+            request.entry(resource.clone()).or_insert_with(|| value.clone());
+        }
+        for (key, values) in [("default", default), ("defaultRequest", request)] {
+            if !values.is_empty() {
+                item.insert(key.into(), Value::Object(values));
+            }
+        }
+    }
+}
+
+/// A limited priority level's shares and lending, and its queues, hand size and queue length.
+fn default_priority_level(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let zero_or_unset = |map: &Map<String, Value>, key: &str| {
+        map.get(key).is_none_or(|v| v.is_null() || v.as_i64() == Some(0))
+    };
+    if let Some(exempt) = spec.get_mut("exempt").and_then(Value::as_object_mut) {
+        set_default(exempt, "nominalConcurrencyShares", json!(0));
+        set_default(exempt, "lendablePercent", json!(0));
+    }
+    let Some(limited) = spec.get_mut("limited").and_then(Value::as_object_mut) else {
+        return;
+    };
+    set_default(limited, "nominalConcurrencyShares", json!(30));
+    set_default(limited, "lendablePercent", json!(0));
+    if let Some(queuing) = limited
+        .get_mut("limitResponse")
+        .and_then(|r| r.get_mut("queuing"))
+        .and_then(Value::as_object_mut)
+    {
+        for (key, value) in [("handSize", 8), ("queues", 64), ("queueLengthLimit", 50)] {
+            if zero_or_unset(queuing, key) {
+                queuing.insert(key.into(), json!(value));
+            }
+        }
+    }
+}
+
+/// A policy fails closed, matches equivalent requests, selects every namespace and object, and its
+/// rules apply at any scope, unless it says otherwise.
+fn default_admission_policy(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    set_default(spec, "failurePolicy", json!("Fail"));
+    let Some(constraints) = spec.get_mut("matchConstraints").and_then(Value::as_object_mut) else {
+        return;
+    };
+    set_default(constraints, "matchPolicy", json!("Equivalent"));
+    set_default(constraints, "namespaceSelector", json!({}));
+    set_default(constraints, "objectSelector", json!({}));
+    for list in ["resourceRules", "excludeResourceRules"] {
+        for rule in constraints
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            set_default(rule, "scope", json!("*"));
+        }
+    }
 }
 
 /// Pod defaults inside `spec.template.spec` of a workload.
@@ -534,6 +829,93 @@ mod tests {
         assert_eq!(
             err.to_string(),
             r#"type: Invalid value: "kubernetes.io/tls": field is immutable"#
+        );
+    }
+
+    #[test]
+    fn b5_replication_controllers_select_their_template_labels() {
+        let controller = defaulted(
+            "ReplicationController",
+            json!({"metadata": {"name": "rc"}, "spec": {"template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}}}}),
+        );
+        assert_eq!(controller["spec"]["selector"], json!({"app": "web"}));
+        assert_eq!(controller["metadata"]["labels"], json!({"app": "web"}));
+        assert_eq!(controller["spec"]["replicas"], json!(1));
+        assert_eq!(
+            controller["spec"]["template"]["spec"]["restartPolicy"],
+            json!("Always")
+        );
+    }
+
+    #[test]
+    fn b5_volumes_classes_and_schedules_get_kube_apiservers_defaults() {
+        let volume = defaulted("PersistentVolume", json!({"spec": {}}));
+        assert_eq!(volume["status"]["phase"], json!("Pending"));
+        assert_eq!(volume["spec"]["persistentVolumeReclaimPolicy"], json!("Retain"));
+        assert_eq!(volume["spec"]["volumeMode"], json!("Filesystem"));
+        let claim = defaulted("PersistentVolumeClaim", json!({"spec": {"volumeMode": "Block"}}));
+        assert_eq!(claim["spec"]["volumeMode"], json!("Block"));
+        assert_eq!(claim["status"]["phase"], json!("Pending"));
+        let class = defaulted("StorageClass", json!({"provisioner": "p"}));
+        assert_eq!(class["reclaimPolicy"], json!("Delete"));
+        assert_eq!(class["volumeBindingMode"], json!("Immediate"));
+        let cron = defaulted("CronJob", json!({"spec": {"schedule": "* * * * *"}}));
+        assert_eq!(cron["spec"]["concurrencyPolicy"], json!("Allow"));
+        assert_eq!(cron["spec"]["suspend"], json!(false));
+        let daemon = defaulted("DaemonSet", json!({"spec": {}}));
+        assert_eq!(
+            daemon["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+        );
+        let hpa = defaulted("HorizontalPodAutoscaler", json!({"spec": {"maxReplicas": 3}}));
+        assert_eq!(hpa["spec"]["minReplicas"], json!(1));
+        assert_eq!(
+            hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+            json!(80)
+        );
+        let policy = defaulted(
+            "NetworkPolicy",
+            json!({"spec": {"egress": [{"ports": [{"port": 53}]}]}}),
+        );
+        assert_eq!(policy["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+        assert_eq!(policy["spec"]["egress"][0]["ports"][0]["protocol"], json!("TCP"));
+    }
+
+    #[test]
+    fn b5_limit_ranges_priority_levels_and_policies_get_kube_apiservers_defaults() {
+        let range = defaulted(
+            "LimitRange",
+            json!({"spec": {"limits": [{"type": "Container", "max": {"cpu": "2", "memory": "1Gi"},
+                "default": {"cpu": "500m"}, "min": {"memory": "10Mi"}}, {"type": "Pod", "max": {"cpu": "4"}}]}}),
+        );
+        assert_eq!(
+            range["spec"]["limits"][0]["default"],
+            json!({"cpu": "500m", "memory": "1Gi"})
+        );
+        assert_eq!(
+            range["spec"]["limits"][0]["defaultRequest"],
+            json!({"cpu": "500m", "memory": "1Gi"})
+        );
+        assert_eq!(range["spec"]["limits"][1].get("default"), None);
+        let level = defaulted(
+            "PriorityLevelConfiguration",
+            json!({"spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Queue", "queuing": {"queues": 16}}}}}),
+        );
+        assert_eq!(
+            level["spec"]["limited"],
+            json!({"nominalConcurrencyShares": 30, "lendablePercent": 0, "limitResponse": {"type": "Queue",
+                "queuing": {"queues": 16, "handSize": 8, "queueLengthLimit": 50}}})
+        );
+        let policy = defaulted(
+            "ValidatingAdmissionPolicy",
+            json!({"spec": {"matchConstraints": {"resourceRules": [{"resources": ["configmaps"]}]}}}),
+        );
+        assert_eq!(policy["spec"]["failurePolicy"], json!("Fail"));
+        assert_eq!(
+            policy["spec"]["matchConstraints"],
+            json!({"matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {},
+                "resourceRules": [{"resources": ["configmaps"], "scope": "*"}]})
         );
     }
 }

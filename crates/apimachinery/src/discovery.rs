@@ -15,7 +15,7 @@ pub fn core_api_versions(server_address: &str) -> Value {
     })
 }
 
-/// Group name -> its versions, in the order served (first is preferred).
+/// Group name -> its versions, by Kubernetes' version priority (first is preferred).
 fn groups(resources: &[ResourceType]) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for rt in resources.iter().filter(|rt| !rt.group.is_empty()) {
@@ -24,7 +24,34 @@ fn groups(resources: &[ResourceType]) -> BTreeMap<String, Vec<String>> {
             versions.push(rt.version.clone());
         }
     }
+    for versions in groups.values_mut() {
+        versions.sort_by_key(|v| version_priority(v));
+    }
     groups
+}
+
+/// How kube-apiserver orders a group's versions: GA before beta before alpha, higher numbers first
+/// (`v2`, `v1`, `v1beta2`, `v1beta1`, `v1alpha1`), then versions of any other form by name.
+fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+    use std::cmp::Reverse;
+    let parsed = version.strip_prefix('v').and_then(|rest| {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        match &rest[digits..] {
+            "" => Some((0, major, 0)),
+            tail => {
+                let (stage, minor) = tail
+                    .strip_prefix("beta")
+                    .map(|m| (1, m))
+                    .or_else(|| tail.strip_prefix("alpha").map(|m| (2, m)))?;
+                Some((stage, major, minor.parse().ok()?))
+            }
+        }
+    });
+    match parsed {
+        Some((stage, major, minor)) => (stage, Reverse(major), Reverse(minor), String::new()),
+        None => (3, Reverse(0), Reverse(0), version.to_owned()),
+    }
 }
 
 /// `GET /apis`: `APIGroupList` of every non-core group.
@@ -131,13 +158,14 @@ pub fn aggregated_discovery(resources: &[ResourceType], core: bool) -> Value {
                     versions.push(rt.version.clone());
                 }
             }
+            versions.sort_by_key(|v| version_priority(v));
             let versions: Vec<Value> = versions
                 .iter()
                 .map(|version| {
                     let resources: Vec<Value> = served_in(resources, group, version)
                         .into_iter()
                         .map(|rt| {
-                            let kind = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
+                            let kind = response_kind(&rt.group, &rt.version, &rt.kind);
                             let mut entry = json!({
                                 "resource": rt.plural, "responseKind": kind,
                                 "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
@@ -148,9 +176,7 @@ pub fn aggregated_discovery(resources: &[ResourceType], core: bool) -> Value {
                                 .into_iter()
                                 .map(|sub| {
                                     let answered = match sub.kind {
-                                        Some((group, version, kind)) => {
-                                            json!({"group": group, "version": version, "kind": kind})
-                                        }
+                                        Some((group, version, kind)) => response_kind(group, version, kind),
                                         None => kind.clone(),
                                     };
                                     json!({"subresource": sub.name, "responseKind": answered, "verbs": sub.verbs})
@@ -174,6 +200,13 @@ pub fn aggregated_discovery(resources: &[ResourceType], core: bool) -> Value {
         })
         .collect();
     json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}
+
+/// A kind as aggregated discovery names it. kube-apiserver leaves the version of a core-group kind
+/// empty there (its legacy group is registered without one), and gives every other group's.
+fn response_kind(group: &str, version: &str, kind: &str) -> Value {
+    let version = if group.is_empty() { "" } else { version };
+    json!({"group": group, "version": version, "kind": kind})
 }
 
 #[cfg(test)]
@@ -232,7 +265,9 @@ mod tests {
             .unwrap();
         assert_eq!(namespaces["scope"], "Cluster");
         assert_eq!(namespaces["responseKind"]["kind"], "Namespace");
-        assert_eq!(namespaces["subresources"][0]["subresource"], "status");
+        // The core group's kinds carry no version there, as kube-apiserver registers its legacy group.
+        assert_eq!(namespaces["responseKind"]["version"], "");
+        assert_eq!(namespaces["subresources"][1]["subresource"], "status");
         let groups = aggregated_discovery(&builtins(), false);
         assert!(
             groups["items"]
@@ -275,14 +310,40 @@ mod tests {
                 "attach",
                 "binding",
                 "ephemeralcontainers",
+                "eviction",
                 "exec",
                 "log",
                 "portforward",
                 "proxy",
+                "resize",
                 "status"
             ]
         );
-        assert_eq!(pods["subresources"][6]["responseKind"]["kind"], "PodProxyOptions");
+        assert_eq!(pods["subresources"][7]["responseKind"]["kind"], "PodProxyOptions");
+        let eviction = &pods["subresources"][3]["responseKind"];
+        assert_eq!(
+            (&eviction["group"], &eviction["version"], &eviction["kind"]),
+            (&json!("policy"), &json!("v1"), &json!("Eviction"))
+        );
+    }
+
+    #[test]
+    fn d3_a_group_prefers_its_version_of_highest_priority() {
+        let list = api_group_list(&builtins());
+        let autoscaling = list["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "autoscaling")
+            .unwrap();
+        assert_eq!(autoscaling["preferredVersion"]["version"], "v2");
+        assert_eq!(autoscaling["versions"][1]["version"], "v1");
+        let mut versions = ["v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo", "v1beta1"];
+        versions.sort_by_key(|v| version_priority(v));
+        assert_eq!(
+            versions,
+            ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
+        );
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub enum Error {
         message: String,
         causes: Vec<FieldCause>,
     },
+    /// 422 Invalid without causes: a JSON patch that does not apply (a failed `test`, a path that is not
+    /// there). kube-apiserver answers it with a generic message; the text says what failed, for logs.
+    #[error("{0}")]
+    PatchNotApplicable(String),
     /// 415 UnsupportedMediaType: e.g. a strategic merge patch on a custom resource.
     #[error("{0}")]
     UnsupportedMediaType(String),

@@ -10,14 +10,17 @@
 //! - [`table`]: `meta.k8s.io/v1` Table rendering: the built-in kinds' columns and CRDs' printer columns.
 //! - [`openapi`]: the OpenAPI schemas of the built-in kinds and of custom resources.
 //! - [`defaults`]: defaults the real API server applies to built-in kinds.
+//! - [`conversion`]: between the versions of a built-in kind served in more than one.
 //! - [`protobuf`]: the protobuf form of the built-in kinds, to and from their JSON.
 //!
 //! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
 
+pub mod conversion;
 pub mod decoding;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
+pub mod json_syntax;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

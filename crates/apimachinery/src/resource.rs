@@ -58,14 +58,18 @@ pub struct ScalePaths {
     /// A CRD's `labelSelectorPath`, a string in the object; `None` for the built-ins, whose selector
     /// is `spec.selector`.
     pub label_selector: Option<String>,
+    /// The built-in's `spec.selector` is a plain map of labels (a ReplicationController's), not a
+    /// `LabelSelector`.
+    pub selector_is_label_map: bool,
 }
 
 impl ScalePaths {
-    fn builtin() -> ScalePaths {
+    fn builtin(plural: &str) -> ScalePaths {
         ScalePaths {
             spec_replicas: ".spec.replicas".into(),
             status_replicas: ".status.replicas".into(),
             label_selector: None,
+            selector_is_label_map: plural == "replicationcontrollers",
         }
     }
 }
@@ -174,7 +178,8 @@ const fn sub(name: &'static str, kind: &'static str, verbs: &'static [&'static s
 }
 
 /// Every subresource `rt` serves, by name: status and scale where the type has them, and the ones
-/// built-in kinds have besides (the kubelet's pod endpoints, a CSR's approval).
+/// built-in kinds have besides (the kubelet's pod endpoints, evictions and resizes, the node and service
+/// proxies, a namespace's finalize, a service account's tokens, a CSR's approval).
 pub fn subresources(rt: &ResourceType) -> Vec<Subresource> {
     let mut found = Vec::new();
     if rt.status_subresource {
@@ -201,6 +206,11 @@ pub fn subresources(rt: &ResourceType) -> Vec<Subresource> {
                     kind: None,
                     verbs: GET_PATCH_UPDATE,
                 },
+                Subresource {
+                    name: "eviction",
+                    kind: Some(("policy", "v1", "Eviction")),
+                    verbs: &["create"],
+                },
                 sub("exec", "PodExecOptions", CONNECT),
                 Subresource {
                     name: "log",
@@ -209,7 +219,24 @@ pub fn subresources(rt: &ResourceType) -> Vec<Subresource> {
                 },
                 sub("portforward", "PodPortForwardOptions", CONNECT),
                 sub("proxy", "PodProxyOptions", PROXY),
+                Subresource {
+                    name: "resize",
+                    kind: None,
+                    verbs: GET_PATCH_UPDATE,
+                },
             ],
+            ("", "namespaces") => vec![Subresource {
+                name: "finalize",
+                kind: None,
+                verbs: &["update"],
+            }],
+            ("", "nodes") => vec![sub("proxy", "NodeProxyOptions", PROXY)],
+            ("", "services") => vec![sub("proxy", "ServiceProxyOptions", PROXY)],
+            ("", "serviceaccounts") => vec![Subresource {
+                name: "token",
+                kind: Some(("authentication.k8s.io", "v1", "TokenRequest")),
+                verbs: &["create"],
+            }],
             ("certificates.k8s.io", "certificatesigningrequests") => vec![Subresource {
                 name: "approval",
                 kind: None,
@@ -306,7 +333,7 @@ pub fn builtins() -> Vec<ResourceType> {
         builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
         BuiltIn {
             namespaced: false,
-            read_only: true,
+            status: true,
             ..builtin("apiregistration.k8s.io", "v1", "APIService", "apiservices")
         },
         BuiltIn {
@@ -389,7 +416,161 @@ pub fn builtins() -> Vec<ResourceType> {
             status: true,
             ..builtin("batch", "v1", "Job", "jobs")
         },
-        // Reviews are asked, not stored: create is their one verb, and the answer is about the asker.
+        BuiltIn {
+            short_names: &["cj"],
+            status: true,
+            ..builtin("batch", "v1", "CronJob", "cronjobs")
+        },
+        BuiltIn {
+            short_names: &["limits"],
+            ..builtin("", "v1", "LimitRange", "limitranges")
+        },
+        BuiltIn {
+            short_names: &["pvc"],
+            status: true,
+            ..builtin("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims")
+        },
+        BuiltIn {
+            namespaced: false,
+            short_names: &["pv"],
+            status: true,
+            ..builtin("", "v1", "PersistentVolume", "persistentvolumes")
+        },
+        builtin("", "v1", "PodTemplate", "podtemplates"),
+        BuiltIn {
+            short_names: &["rc"],
+            status: true,
+            field_labels: &["status.replicas"],
+            ..builtin("", "v1", "ReplicationController", "replicationcontrollers")
+        },
+        BuiltIn {
+            short_names: &["quota"],
+            status: true,
+            ..builtin("", "v1", "ResourceQuota", "resourcequotas")
+        },
+        builtin("apps", "v1", "ControllerRevision", "controllerrevisions"),
+        BuiltIn {
+            short_names: &["ds"],
+            status: true,
+            ..builtin("apps", "v1", "DaemonSet", "daemonsets")
+        },
+        // One kind in two versions, stored at v2, the version discovery prefers (listed first).
+        BuiltIn {
+            short_names: &["hpa"],
+            status: true,
+            ..builtin(
+                "autoscaling",
+                "v2",
+                "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers",
+            )
+        },
+        BuiltIn {
+            short_names: &["hpa"],
+            status: true,
+            ..builtin(
+                "autoscaling",
+                "v1",
+                "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers",
+            )
+        },
+        BuiltIn {
+            namespaced: false,
+            status: true,
+            ..builtin("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas")
+        },
+        BuiltIn {
+            namespaced: false,
+            status: true,
+            ..builtin(
+                "flowcontrol.apiserver.k8s.io",
+                "v1",
+                "PriorityLevelConfiguration",
+                "prioritylevelconfigurations",
+            )
+        },
+        BuiltIn {
+            namespaced: false,
+            ..builtin("networking.k8s.io", "v1", "IngressClass", "ingressclasses")
+        },
+        BuiltIn {
+            short_names: &["ing"],
+            status: true,
+            ..builtin("networking.k8s.io", "v1", "Ingress", "ingresses")
+        },
+        BuiltIn {
+            namespaced: false,
+            short_names: &["ip"],
+            ..builtin("networking.k8s.io", "v1", "IPAddress", "ipaddresses")
+        },
+        BuiltIn {
+            short_names: &["netpol"],
+            ..builtin("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies")
+        },
+        BuiltIn {
+            namespaced: false,
+            status: true,
+            ..builtin("networking.k8s.io", "v1", "ServiceCIDR", "servicecidrs")
+        },
+        BuiltIn {
+            namespaced: false,
+            ..builtin("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses")
+        },
+        BuiltIn {
+            short_names: &["pdb"],
+            status: true,
+            ..builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
+        },
+        BuiltIn {
+            namespaced: false,
+            short_names: &["pc"],
+            ..builtin("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses")
+        },
+        BuiltIn {
+            namespaced: false,
+            ..builtin("storage.k8s.io", "v1", "CSIDriver", "csidrivers")
+        },
+        BuiltIn {
+            namespaced: false,
+            ..builtin("storage.k8s.io", "v1", "CSINode", "csinodes")
+        },
+        builtin(
+            "storage.k8s.io",
+            "v1",
+            "CSIStorageCapacity",
+            "csistoragecapacities",
+        ),
+        BuiltIn {
+            namespaced: false,
+            short_names: &["sc"],
+            ..builtin("storage.k8s.io", "v1", "StorageClass", "storageclasses")
+        },
+        BuiltIn {
+            namespaced: false,
+            status: true,
+            ..builtin("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments")
+        },
+        BuiltIn {
+            namespaced: false,
+            status: true,
+            ..builtin(
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingAdmissionPolicy",
+                "validatingadmissionpolicies",
+            )
+        },
+        BuiltIn {
+            namespaced: false,
+            ..builtin(
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingAdmissionPolicyBinding",
+                "validatingadmissionpolicybindings",
+            )
+        },
+        // Reviews are asked, not stored: create is their one verb. These answer about the asker.
         review(
             "authorization.k8s.io",
             "SelfSubjectAccessReview",
@@ -401,6 +582,26 @@ pub fn builtins() -> Vec<ResourceType> {
             "selfsubjectrulesreviews",
         ),
         review("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews"),
+        // And about others: whose a token is, what a user may do.
+        review("authentication.k8s.io", "TokenReview", "tokenreviews"),
+        review(
+            "authorization.k8s.io",
+            "SubjectAccessReview",
+            "subjectaccessreviews",
+        ),
+        BuiltIn {
+            namespaced: true,
+            ..review(
+                "authorization.k8s.io",
+                "LocalSubjectAccessReview",
+                "localsubjectaccessreviews",
+            )
+        },
+        // A pod's binding to a node, created in the pod's namespace (as `pods/binding` is).
+        BuiltIn {
+            namespaced: true,
+            ..review("", "Binding", "bindings")
+        },
     ];
     table
         .into_iter()
@@ -408,9 +609,11 @@ pub fn builtins() -> Vec<ResourceType> {
             group: b.group.to_owned(),
             version: b.version.to_owned(),
             kind: b.kind.to_owned(),
-            // kube-apiserver still encodes CRDs as v1beta1 in etcd, which its hash says.
+            // kube-apiserver still encodes CRDs, IP addresses and service CIDRs as v1beta1 in etcd, and
+            // every HorizontalPodAutoscaler as v2, which their hashes say.
             storage_version: match b.plural {
-                "customresourcedefinitions" => "v1beta1".to_owned(),
+                "customresourcedefinitions" | "ipaddresses" | "servicecidrs" => "v1beta1".to_owned(),
+                "horizontalpodautoscalers" => "v2".to_owned(),
                 _ => b.version.to_owned(),
             },
             plural: b.plural.to_owned(),
@@ -418,18 +621,30 @@ pub fn builtins() -> Vec<ResourceType> {
             namespaced: b.namespaced,
             short_names: b.short_names.iter().map(|s| (*s).to_owned()).collect(),
             categories: match b.plural {
-                "pods" | "services" | "deployments" | "statefulsets" | "replicasets" | "jobs" => {
-                    vec!["all".to_owned()]
-                }
+                "pods"
+                | "services"
+                | "deployments"
+                | "statefulsets"
+                | "replicasets"
+                | "daemonsets"
+                | "replicationcontrollers"
+                | "jobs"
+                | "cronjobs"
+                | "horizontalpodautoscalers" => vec!["all".to_owned()],
                 "customresourcedefinitions"
                 | "apiservices"
                 | "mutatingwebhookconfigurations"
-                | "validatingwebhookconfigurations" => vec!["api-extensions".to_owned()],
+                | "validatingwebhookconfigurations"
+                | "validatingadmissionpolicies"
+                | "validatingadmissionpolicybindings" => vec!["api-extensions".to_owned()],
                 _ => Vec::new(),
             },
             status_subresource: b.status,
-            scale: matches!(b.plural, "deployments" | "statefulsets" | "replicasets")
-                .then(ScalePaths::builtin),
+            scale: matches!(
+                b.plural,
+                "deployments" | "statefulsets" | "replicasets" | "replicationcontrollers"
+            )
+            .then(|| ScalePaths::builtin(b.plural)),
             // The real server has no deletecollection on namespaces.
             verbs: ALL_VERBS
                 .iter()
@@ -565,6 +780,7 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<FieldCause>> {
                     spec_replicas: path("specReplicasPath").unwrap_or_default(),
                     status_replicas: path("statusReplicasPath").unwrap_or_default(),
                     label_selector: path("labelSelectorPath"),
+                    selector_is_label_map: false,
                 }
             }),
             verbs: ALL_VERBS.iter().map(|v| (*v).to_owned()).collect(),
@@ -612,6 +828,46 @@ mod tests {
         assert!(!find(&types, "rbac.authorization.k8s.io", "clusterrolebindings").namespaced);
         assert!(find(&types, "coordination.k8s.io", "leases").namespaced);
         assert_eq!(find(&types, "", "configmaps").list_kind(), "ConfigMapList");
+    }
+
+    #[test]
+    fn b1_the_other_built_ins_have_kube_apiservers_scope_names_and_subresources() {
+        let types = builtins();
+        let controllers = find(&types, "", "replicationcontrollers");
+        assert_eq!(controllers.short_names, ["rc"]);
+        assert_eq!(controllers.categories, ["all"]);
+        assert!(controllers.status_subresource);
+        assert!(
+            controllers
+                .scale
+                .as_ref()
+                .is_some_and(|s| s.selector_is_label_map)
+        );
+        assert_eq!(controllers.field_labels, ["status.replicas"]);
+        let volumes = find(&types, "", "persistentvolumes");
+        assert!(!volumes.namespaced && volumes.status_subresource && volumes.short_names == ["pv"]);
+        let autoscalers: Vec<&ResourceType> = types
+            .iter()
+            .filter(|rt| rt.plural == "horizontalpodautoscalers")
+            .collect();
+        assert_eq!(autoscalers.len(), 2);
+        assert!(
+            autoscalers
+                .iter()
+                .all(|rt| rt.storage_version == "v2" && rt.categories == ["all"])
+        );
+        assert_eq!(
+            find(&types, "networking.k8s.io", "servicecidrs").storage_version,
+            "v1beta1"
+        );
+        let policies = find(
+            &types,
+            "admissionregistration.k8s.io",
+            "validatingadmissionpolicies",
+        );
+        assert_eq!(policies.categories, ["api-extensions"]);
+        assert!(find(&types, "storage.k8s.io", "csistoragecapacities").namespaced);
+        assert!(find(&types, "apps", "daemonsets").scale.is_none());
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub fn scale_of(paths: &ScalePaths, object: &Value) -> Value {
     let mut status = json!({"replicas": replicas(&paths.status_replicas)});
     let selector = match &paths.label_selector {
         Some(path) => at_path(object, path).and_then(Value::as_str).map(str::to_owned),
+        None if paths.selector_is_label_map => object.pointer("/spec/selector").map(label_map_string),
         None => object.pointer("/spec/selector").map(selector_string),
     };
     if let Some(selector) = selector.filter(|s| !s.is_empty()) {
@@ -55,6 +56,18 @@ fn segments(path: &str) -> impl DoubleEndedIterator<Item = &str> {
 
 fn at_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
     segments(path).try_fold(object, |value, key| value.get(key))
+}
+
+/// A map of labels as the selector that requires each: `app=web,tier=front`, sorted by key.
+fn label_map_string(labels: &Value) -> String {
+    let mut pairs: Vec<String> = labels
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(key, value)| format!("{key}={}", value.as_str().unwrap_or_default()))
+        .collect();
+    pairs.sort();
+    pairs.join(",")
 }
 
 /// A LabelSelector (`matchLabels`, `matchExpressions`) as its string form, requirements sorted by key
@@ -109,6 +122,7 @@ mod tests {
             spec_replicas: ".spec.replicas".into(),
             status_replicas: ".status.readyReplicas".into(),
             label_selector: Some(".status.selector".into()),
+            selector_is_label_map: false,
         }
     }
 
@@ -122,6 +136,7 @@ mod tests {
             spec_replicas: ".spec.replicas".into(),
             status_replicas: ".status.replicas".into(),
             label_selector: None,
+            selector_is_label_map: false,
         };
         assert_eq!(
             scale_of(&paths, &deployment),
@@ -139,6 +154,23 @@ mod tests {
         assert_eq!(scale["spec"], json!({"replicas": 2}));
         assert_eq!(scale["status"], json!({"replicas": 1, "selector": "app=web"}));
         assert_eq!(replicas_patch(&crd_paths(), 5), json!({"spec": {"replicas": 5}}));
+    }
+
+    #[test]
+    fn a_replication_controller_scale_reads_its_selector_as_a_label_map() {
+        let controller = json!({"metadata": {"name": "rc"},
+            "spec": {"replicas": 2, "selector": {"tier": "front", "app": "web"}}, "status": {"replicas": 1}});
+        let paths = ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: None,
+            selector_is_label_map: true,
+        };
+        let scale = scale_of(&paths, &controller);
+        assert_eq!(
+            scale["status"],
+            json!({"replicas": 1, "selector": "app=web,tier=front"})
+        );
     }
 
     #[test]

@@ -86,6 +86,39 @@ fn parse_set(requirement: &str, rest: &str) -> Result<BTreeSet<String>> {
     Ok(values)
 }
 
+/// The characters kube-apiserver's selector lexer reads as operators, and the operators they make.
+const SYMBOLS: &[char] = &['=', '!', '(', ')', ',', '>', '<'];
+const OPERATORS: &[&str] = &["!", "!=", "(", ")", ",", "=", "==", ">", "<"];
+
+/// The operator the lexer reads at the start of `text`: the longest run of symbols that is one,
+/// stopping at the first symbol that would make it none (`===` is `==`, then `=`).
+fn leading_operator(text: &str) -> Option<&str> {
+    let mut longest = None;
+    for (end, c) in text.char_indices() {
+        if !SYMBOLS.contains(&c) {
+            break;
+        }
+        let run = &text[..end + c.len_utf8()];
+        if OPERATORS.contains(&run) {
+            longest = Some(run);
+        } else if longest.is_some() {
+            break;
+        }
+    }
+    longest
+}
+
+/// An operator where a value must be is refused as the lexer reads it, as kube-apiserver's parser
+/// words it: `tier===b` reads `tier`, `==`, `=`, and `=` is no value.
+fn value_not_operator(value: &str) -> Result<()> {
+    match leading_operator(value.trim_start()) {
+        Some(operator) => Err(Error::BadRequest(format!(
+            "unable to parse requirement: found '{operator}', expected: identifier"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn parse_label_requirement(text: &str) -> Result<LabelRequirement> {
     let checked_key = |key: &str| -> Result<String> {
         let key = key.trim();
@@ -96,6 +129,7 @@ fn parse_label_requirement(text: &str) -> Result<LabelRequirement> {
         }
     };
     let checked_value = |value: &str| -> Result<String> {
+        value_not_operator(value)?;
         let value = value.trim();
         if valid_value(value) {
             Ok(value.to_owned())
@@ -304,6 +338,17 @@ mod tests {
             assert!(
                 matches!(result, Err(Error::BadRequest(_))),
                 "{selector}: {result:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn w2_an_operator_where_a_value_must_be_is_named_as_the_lexer_reads_it() {
+        for (selector, operator) in [("tier===b", "="), ("a=(b", "("), ("a!==b", "=")] {
+            assert_eq!(
+                LabelSelector::parse(selector).unwrap_err().to_string(),
+                format!("unable to parse requirement: found '{operator}', expected: identifier"),
+                "{selector}"
             );
         }
     }

@@ -487,7 +487,7 @@ proptest! {
         if let Ok(types) = resource::from_crd(&crd) {
             let objects: Vec<&Value> = objects.iter().collect();
             for resource_type in types {
-                let rendered = table::render_table(&table::Printer::for_type(&resource_type), &objects, true, "1", None, jiff::Timestamp::UNIX_EPOCH);
+                let rendered = table::render_table(&table::Printer::for_type(&resource_type), &objects, true, table::IncludeObject::Metadata, "1", None, jiff::Timestamp::UNIX_EPOCH);
                 prop_assert_eq!(rendered["rows"].as_array().map(Vec::len), Some(objects.len()));
             }
         }
@@ -498,7 +498,9 @@ proptest! {
         for resource_type in resource::builtins() {
             let printer = table::Printer::for_type(&resource_type);
             let cells = printer.cells(&object, jiff::Timestamp::UNIX_EPOCH);
-            prop_assert_eq!(cells.len(), printer.column_definitions().len(), "{}", resource_type.kind);
+            // kube-apiserver's IPAddress rows carry an age its columns do not declare.
+            let extra = usize::from(resource_type.kind == "IPAddress");
+            prop_assert_eq!(cells.len(), printer.column_definitions().len() + extra, "{}", resource_type.kind);
         }
     }
 
@@ -518,7 +520,9 @@ proptest! {
 
     #[test]
     fn b5_builtin_defaults_and_immutability_never_panic(
-        kind in proptest::sample::select(&["Deployment", "Service", "Secret", "ConfigMap", "Pod", "Lease", "Event", "Namespace", "Job"][..]),
+        kind in proptest::sample::select(&["Deployment", "Service", "Secret", "ConfigMap", "Pod", "Lease", "Event", "Namespace", "Job",
+            "DaemonSet", "ReplicationController", "PodTemplate", "CronJob", "PersistentVolume", "PersistentVolumeClaim",
+            "StorageClass", "CSIDriver", "PriorityClass", "HorizontalPodAutoscaler", "FlowSchema", "NetworkPolicy"][..]),
         old in object_or_any(),
         new in object_or_any(),
     ) {

@@ -44,12 +44,28 @@ pub enum Error {
         detail: String,
         object: String,
     },
+    /// 422 Invalid with empty details: a JSON patch that does not apply. kube-apiserver answers it with
+    /// this generic message alone, whatever failed.
+    #[error("the server rejected our request due to an error in our request")]
+    PatchNotApplicable,
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// 406: the Accept header names nothing the endpoint produces. `routed` when kube-apiserver's
+    /// router refuses it (built-in kinds), whose Status carries empty details; the CRD handler's
+    /// Status has none.
+    #[error("{message}")]
+    NotAcceptable { message: String, routed: bool },
     #[error("{0}")]
     Expired(String),
     #[error("{0}")]
     Forbidden(String),
+    /// 403: a create in a namespace being deleted, refused by NamespaceLifecycle with a cause that
+    /// says why.
+    #[error(
+        "{} \"{}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+        .subject.qualified_plural, .subject.name
+    )]
+    NamespaceTerminating { subject: Subject, namespace: String },
     #[error("{0}")]
     MethodNotAllowed(String),
     #[error("the server could not find the requested resource")]
@@ -69,9 +85,11 @@ pub enum Error {
         message: String,
         causes: Vec<FieldCause>,
     },
-    /// 500 without a reason, as kube-apiserver answers when it cannot reach a node's kubelet.
+    /// 500 without a reason: an error kube-apiserver has no Status for (a node's kubelet it cannot
+    /// reach, a conversion webhook that failed, a resourceVersion it cannot parse), answered with its
+    /// text alone.
     #[error("{0}")]
-    Unreachable(String),
+    Unclassified(String),
     /// 500 InternalError: a webhook that could not be called or answered wrongly.
     #[error("Internal error occurred: {0}")]
     Internal(String),
@@ -104,15 +122,16 @@ impl Error {
         match self {
             Error::NotFound(_) | Error::UnknownResource | Error::PageNotFound => 404,
             Error::AlreadyExists(_) | Error::Conflict { .. } | Error::ApplyConflict { .. } => 409,
-            Error::Invalid { .. } => 422,
+            Error::Invalid { .. } | Error::PatchNotApplicable => 422,
             Error::BadRequest(_) | Error::Undecodable { .. } => 400,
             Error::UnsupportedMediaType(_) => 415,
+            Error::NotAcceptable { .. } => 406,
             Error::Expired(_) => 410,
-            Error::Forbidden(_) => 403,
+            Error::Forbidden(_) | Error::NamespaceTerminating { .. } => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::TooLarge(_) => 413,
             Error::Unauthorized => 401,
-            Error::Io(_) | Error::Unreachable(_) | Error::Internal(_) => 500,
+            Error::Io(_) | Error::Unclassified(_) | Error::Internal(_) => 500,
             Error::Refused { code, .. } => *code,
         }
     }
@@ -122,17 +141,18 @@ impl Error {
             Error::NotFound(_) | Error::UnknownResource | Error::PageNotFound => "NotFound",
             Error::AlreadyExists(_) => "AlreadyExists",
             Error::Conflict { .. } | Error::ApplyConflict { .. } => "Conflict",
-            Error::Invalid { .. } => "Invalid",
+            Error::Invalid { .. } | Error::PatchNotApplicable => "Invalid",
             Error::BadRequest(_) | Error::Undecodable { .. } => "BadRequest",
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            Error::NotAcceptable { .. } => "NotAcceptable",
             Error::Expired(_) => "Expired",
-            Error::Forbidden(_) => "Forbidden",
+            Error::Forbidden(_) | Error::NamespaceTerminating { .. } => "Forbidden",
             Error::MethodNotAllowed(_) => "MethodNotAllowed",
             Error::TooLarge(_) => "RequestEntityTooLarge",
             Error::Unauthorized => "Unauthorized",
             Error::Io(_) | Error::Internal(_) => "InternalError",
             Error::Refused { .. } => "",
-            Error::Unreachable(_) => "",
+            Error::Unclassified(_) => "",
         }
     }
 
@@ -161,7 +181,20 @@ impl Error {
                 Some(details)
             }
             Error::ApplyConflict { causes: c, .. } => Some(json!({"causes": causes(c)})),
-            Error::UnknownResource | Error::MethodNotAllowed(_) => Some(json!({})),
+            Error::NamespaceTerminating {
+                subject: s,
+                namespace,
+            } => {
+                let mut details = status_details(&s.name, &s.group, &s.plural);
+                details["causes"] = json!([{"reason": "NamespaceTerminating",
+                    "message": format!("namespace {namespace} is being terminated"),
+                    "field": "metadata.namespace"}]);
+                Some(details)
+            }
+            Error::UnknownResource
+            | Error::MethodNotAllowed(_)
+            | Error::PatchNotApplicable
+            | Error::NotAcceptable { routed: true, .. } => Some(json!({})),
             Error::Internal(message) => Some(json!({"causes": [{"message": message}]})),
             _ => None,
         };
@@ -221,6 +254,10 @@ impl Error {
                 causes,
             },
             apimachinery::Error::UnsupportedMediaType(message) => Error::UnsupportedMediaType(message),
+            apimachinery::Error::PatchNotApplicable(detail) => {
+                tracing::debug!(%detail, "a JSON patch does not apply");
+                Error::PatchNotApplicable
+            }
         }
     }
 }

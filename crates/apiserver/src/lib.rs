@@ -56,6 +56,10 @@ pub struct Config {
     pub data_dir: Option<PathBuf>,
     /// Whether each request's authorization attributes are recorded (see [`http::audit`]); off by default.
     pub audit: Audit,
+    /// kube-apiserver's `WatchList` feature gate: whether watches serve streaming lists
+    /// (`sendInitialEvents`). Off by default, as in kube-apiserver 1.33, which refuses such a watch
+    /// with 422 unless the gate is on.
+    pub watch_list: bool,
 }
 
 impl Default for Config {
@@ -68,6 +72,7 @@ impl Default for Config {
             auth: Auth::default(),
             data_dir: None,
             audit: Audit::Off,
+            watch_list: false,
         }
     }
 }
@@ -117,6 +122,8 @@ impl ApiServer {
             openapi: Default::default(),
             started: store::meta::now_rfc3339(),
             address: addr,
+            watch_list: config.watch_list,
+            service_account_tokens: Default::default(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

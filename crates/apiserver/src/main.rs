@@ -39,9 +39,38 @@ struct Args {
     /// agent, code) to this file, one JSON object a line: what an RBAC role for a client must allow.
     #[arg(long, env = "APISERVER_AUDIT_LOG")]
     audit_log: Option<PathBuf>,
+    /// kube-apiserver's feature gates, as `Name=true,Other=false`. The one known is `WatchList`
+    /// (streaming lists through `sendInitialEvents`), off by default as in kube-apiserver 1.33.
+    #[arg(long, env = "APISERVER_FEATURE_GATES", value_parser = parse_feature_gates, default_value = "")]
+    feature_gates: FeatureGates,
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
+}
+
+/// The feature gates the server knows.
+#[derive(Debug, Clone, Default)]
+struct FeatureGates {
+    watch_list: bool,
+}
+
+fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
+    let mut gates = FeatureGates::default();
+    for gate in text.split(',').map(str::trim).filter(|g| !g.is_empty()) {
+        let (name, value) = gate
+            .split_once('=')
+            .ok_or_else(|| format!("missing bool value for {gate}"))?;
+        let enabled = value.parse::<bool>().map_err(|_| {
+            format!(
+                "invalid value of {name}={value}, err: strconv.ParseBool: parsing {value:?}: invalid syntax"
+            )
+        })?;
+        match name {
+            "WatchList" => gates.watch_list = enabled,
+            other => return Err(format!("unrecognized feature gate: {other}")),
+        }
+    }
+    Ok(gates)
 }
 
 #[tokio::main]
@@ -72,6 +101,7 @@ async fn main() -> std::process::ExitCode {
             Some(path) => apiserver::Audit::MemoryAndFile(path),
             None => apiserver::Audit::Off,
         },
+        watch_list: args.feature_gates.watch_list,
     };
     let server = match apiserver::ApiServer::start(config).await {
         Ok(server) => server,

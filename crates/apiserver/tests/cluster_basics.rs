@@ -1,7 +1,7 @@
 //! What every cluster has and clients count on, besides the kinds they create: the `kubernetes`
 //! Service (B6), component statuses and Nodes (B7), the kubelet's pod endpoints (B8), APIServices
-//! (B9), certificate signing requests (B10) and service account tokens (B11). Each is compared with
-//! what the real kube-apiserver answers.
+//! (B9) and certificate signing requests (B10). Each is compared with what the real kube-apiserver
+//! answers.
 
 mod common;
 
@@ -320,6 +320,93 @@ async fn api_services_list_every_served_group_version(backend: Backend) {
 
 testenv::each_control_plane!(api_services_list_every_served_group_version);
 
+const API_SERVICES: &str = "/apis/apiregistration.k8s.io/v1/apiservices";
+
+/// APIServices are stored objects: each has a uid and a resourceVersion, the write that registered it
+/// is kube-apiserver's, a CRD's group version has one while the CRD is served, and a name that is not
+/// `version.group` is refused.
+async fn api_services_are_stored_and_follow_what_is_served(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let apps = get(&client, &format!("{API_SERVICES}/v1.apps")).await;
+    assert!(apps.body["metadata"]["uid"].is_string(), "{}", apps.body);
+    assert!(
+        apps.body["metadata"]["resourceVersion"].is_string(),
+        "{}",
+        apps.body
+    );
+    assert_eq!(
+        apps.body["metadata"]["labels"]["kube-aggregator.kubernetes.io/automanaged"],
+        "onstart"
+    );
+    assert_eq!(
+        apps.body["metadata"]["managedFields"][0]["manager"],
+        "kube-apiserver"
+    );
+
+    let group = "registered.cluster-basics.example.com";
+    common::install_crd(
+        &client,
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("gadgets.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]}}),
+    )
+    .await;
+    let path = format!("{API_SERVICES}/v1.{group}");
+    common::eventually("the CRD's APIService", || async {
+        get(&client, &path).await.status == 200
+    })
+    .await;
+    let registered = get(&client, &path).await;
+    assert_eq!(
+        registered.body["spec"],
+        json!({"group": group, "version": "v1", "groupPriorityMinimum": 1000, "versionPriority": 100})
+    );
+    assert_eq!(
+        registered.body["metadata"]["labels"]["kube-aggregator.kubernetes.io/automanaged"],
+        "true"
+    );
+
+    let crd = format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}");
+    let deleted = request(&client, "DELETE", &crd, "application/json", Value::Null).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    common::eventually("the CRD's APIService removed", || async {
+        get(&client, &path).await.status == 404
+    })
+    .await;
+
+    let misnamed = request(
+        &client,
+        "POST",
+        API_SERVICES,
+        "application/json",
+        json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": {"name": "v1.elsewhere.example.com"},
+            "spec": {"group": "other.example.com", "version": "v1", "groupPriorityMinimum": 100,
+                "versionPriority": 10, "insecureSkipTLSVerify": true,
+                "service": {"namespace": "default", "name": "other"}}}),
+    )
+    .await;
+    assert_eq!(misnamed.status, 422, "{}", misnamed.body);
+    assert_eq!(
+        misnamed.body["details"]["causes"][0]["field"], "metadata.name",
+        "{}",
+        misnamed.body
+    );
+    assert!(
+        misnamed.body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(r#"must be `spec.version+"."+spec.group`: "v1.other.example.com""#)),
+        "{}",
+        misnamed.body
+    );
+}
+
+testenv::each_control_plane!(api_services_are_stored_and_follow_what_is_served);
+
 const CSRS: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
 
 async fn certificate_signing_requests_are_approved(backend: Backend) {
@@ -333,6 +420,14 @@ async fn certificate_signing_requests_are_approved(backend: Backend) {
     assert_eq!(
         created.body["spec"]["username"], "admin",
         "the requester is who sent it"
+    );
+    // The registry resets a CSR's spec and status on every write to it, so its create owns nothing,
+    // and an object whose create owned nothing has no managedFields to record later writes in.
+    assert_eq!(
+        created.body["metadata"].get("managedFields"),
+        None,
+        "{}",
+        created.body
     );
 
     // What `kubectl certificate approve` sends: the object with one more condition.
@@ -348,6 +443,12 @@ async fn certificate_signing_requests_are_approved(backend: Backend) {
     )
     .await;
     assert_eq!(written.status, 200, "{}", written.body);
+    assert_eq!(
+        written.body["metadata"].get("managedFields"),
+        None,
+        "{}",
+        written.body
+    );
     let condition = &written.body["status"]["conditions"][0];
     assert_eq!(
         (&condition["type"], &condition["status"]),
@@ -360,54 +461,57 @@ async fn certificate_signing_requests_are_approved(backend: Backend) {
     assert_eq!(status.body["status"]["conditions"][0]["reason"], "KubectlApprove");
     let printed = Kubectl::new(&plane).ok(&["get", "csr", "alice"]).await;
     assert!(printed.contains("Approved"), "{printed}");
+
+    // What a create sets outside the reset fields is recorded as usual.
+    let mut labelled = common::client_csr("bob");
+    labelled["metadata"]["labels"] = json!({"team": "a"});
+    let created = request(&client, "POST", CSRS, "application/json", labelled).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let entries = created.body["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(entries.len(), 1, "{}", created.body);
+    assert_eq!(
+        entries[0]["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:team": {}}}})
+    );
 }
 
 testenv::each_control_plane!(certificate_signing_requests_are_approved);
 
-/// The embedded server has one bearer token and no key to sign service account tokens with, so it
-/// answers `serviceaccounts/token` as kube-apiserver does when started without a signing key: the
-/// subresource is not there (docs/control-planes.md). ServiceAccounts themselves are served.
-#[tokio::test]
-async fn service_account_tokens_are_not_issued_without_a_signing_key() {
-    let plane = ControlPlane::start(Backend::Embedded)
-        .await
-        .expect("embedded server starts");
+/// The namespaces every cluster has were created by kube-apiserver, which their managedFields say;
+/// a client's later change of one is recorded beside it.
+async fn the_default_namespaces_record_kube_apiserver_and_later_writers(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
-    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}});
-    let created = request(
-        &client,
-        "POST",
-        "/api/v1/namespaces/default/serviceaccounts",
-        "application/json",
-        account,
-    )
-    .await;
-    assert_eq!(created.status, 201, "{}", created.body);
-    let token_request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}});
-    let refused = request(
-        &client,
-        "POST",
-        "/api/v1/namespaces/default/serviceaccounts/robot/token",
-        "application/json",
-        token_request,
-    )
-    .await;
-    assert_eq!(
-        status_of(&refused),
-        (
-            404,
-            "NotFound",
-            "the server could not find the requested resource"
-        )
-    );
-    let core = get(&client, "/api/v1").await;
-    let names: Vec<&str> = core.body["resources"]
-        .as_array()
-        .map(|resources| resources.iter().filter_map(|r| r["name"].as_str()).collect())
-        .unwrap_or_default();
-    assert!(names.contains(&"serviceaccounts"), "{names:?}");
-    assert!(!names.contains(&"serviceaccounts/token"), "{names:?}");
-    for listed in ["pods/exec", "pods/log", "pods/binding", "nodes/status"] {
-        assert!(names.contains(&listed), "{listed} in {names:?}");
+    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let namespace = get(&client, &format!("/api/v1/namespaces/{name}")).await;
+        let entries = &namespace.body["metadata"]["managedFields"];
+        assert_eq!(
+            (&entries[0]["manager"], &entries[0]["fieldsV1"]),
+            (
+                &json!("kube-apiserver"),
+                &json!({"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}})
+            ),
+            "{name}: {}",
+            namespace.body
+        );
     }
+    let labelled = request(
+        &client,
+        "PATCH",
+        "/api/v1/namespaces/kube-public?fieldManager=labeller",
+        "application/merge-patch+json",
+        json!({"metadata": {"labels": {"team": "a"}}}),
+    )
+    .await;
+    assert_eq!(labelled.status, 200, "{}", labelled.body);
+    let managers: Vec<&str> = labelled.body["metadata"]["managedFields"]
+        .as_array()
+        .map(|entries| entries.iter().filter_map(|e| e["manager"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(managers, ["kube-apiserver", "labeller"], "{}", labelled.body);
 }
+
+testenv::each_control_plane!(the_default_namespaces_record_kube_apiserver_and_later_writers);

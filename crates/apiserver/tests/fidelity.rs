@@ -62,9 +62,21 @@ fn writer(name: &str, finalizers: &[&str]) -> DynamicObject {
     .expect("valid object")
 }
 
+/// A server with the `WatchList` feature gate on, which streaming lists need.
+async fn start_with_watch_list() -> (apiserver::ApiServer, kube::Client) {
+    let server = apiserver::ApiServer::start(apiserver::Config {
+        watch_list: true,
+        ..Default::default()
+    })
+    .await
+    .expect("server starts");
+    let client = server.client();
+    (server, client)
+}
+
 #[tokio::test]
 async fn w10_check_25_streaming_lists_end_the_initial_events_with_an_annotated_bookmark() {
-    let (_server, client) = start().await;
+    let (_server, client) = start_with_watch_list().await;
     let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
     for name in ["a", "b"] {
         api.create(&PostParams::default(), &config_map(name, json!({})))
@@ -129,16 +141,100 @@ async fn w10_check_25_streaming_lists_end_the_initial_events_with_an_annotated_b
 }
 
 #[tokio::test]
-async fn w10_send_initial_events_without_bookmarks_is_rejected_with_422() {
-    let (server, client) = start().await;
-    let request = axum::http::Request::get(format!(
-        "{}/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
-        server.url()
-    ))
-    .body(Vec::new())
-    .unwrap();
-    let status = api_error(client.request_text(request).await.unwrap_err());
-    assert_eq!(status.code, 422, "{status:?}");
+async fn w10_streaming_lists_are_refused_without_the_watch_list_gate_as_kube_apiserver_1_33_does() {
+    let (_server, client) = start().await;
+    let answer = common::request(
+        &client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+        "",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(answer.status, 422, "{}", answer.text);
+    assert_eq!(
+        answer.body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+    );
+    assert_eq!(answer.body["details"]["group"], "meta.k8s.io");
+    assert_eq!(answer.body["details"]["kind"], "ListOptions");
+}
+
+#[tokio::test]
+async fn w10_initial_events_without_bookmarks_end_without_the_annotated_bookmark() {
+    let (_server, client) = start_with_watch_list().await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    api.create(&PostParams::default(), &config_map("a", json!({})))
+        .await
+        .unwrap();
+    let answer = common::request(
+        &client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+        "",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    let kinds: Vec<String> = answer
+        .text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .map(|event| {
+            format!(
+                "{} {}",
+                event["type"].as_str().unwrap_or_default(),
+                event["object"]["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(kinds, ["ADDED a"], "no BOOKMARK for a client that takes none");
+    // And a resourceVersionMatch without sendInitialEvents is refused, as kube-apiserver refuses it.
+    let answer = common::request(
+        &client,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?watch=true&resourceVersionMatch=NotOlderThan",
+        "",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(answer.status, 422, "{}", answer.text);
+    assert_eq!(
+        answer.body["details"]["causes"][0]["message"],
+        "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+    );
+}
+
+#[tokio::test]
+async fn w5_a_watch_from_a_malformed_resource_version_fails_with_go_parse_error_as_a_500() {
+    let (_server, client) = start().await;
+    // (as sent in the query, as the server reads it, why strconv refuses it)
+    for (sent, version, refused) in [
+        ("abc", "abc", "invalid syntax"),
+        ("%2B5", "+5", "invalid syntax"),
+        (
+            "99999999999999999999",
+            "99999999999999999999",
+            "value out of range",
+        ),
+    ] {
+        let answer = common::request(
+            &client,
+            "GET",
+            &format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={sent}"),
+            "",
+            Value::Null,
+        )
+        .await;
+        assert_eq!(answer.status, 500, "{version}: {}", answer.text);
+        let quoted = format!("{version:?}");
+        assert_eq!(
+            answer.body,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "code": 500,
+                "message": format!("resourceVersion: Invalid value: {quoted}: strconv.ParseUint: parsing {quoted}: {refused}")}),
+            "no reason, as kube-apiserver answers an error it has no Status for"
+        );
+    }
 }
 
 #[tokio::test]

@@ -253,7 +253,101 @@ async fn custom_resources_name_repeated_and_unknown_fields_as_kube_apiserver_doe
     );
 }
 
+/// A body or a patch that is not JSON at all is refused with 400, quoting Go's JSON decoder: a body
+/// while kube-apiserver looks for its kind (with the body's first 30 bytes), a patch as it decodes it.
+async fn bodies_that_are_not_json_quote_gos_decoder(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let unrecognized = "the object provided is unrecognized (must be of type ConfigMap): couldn't get \
+                        version/kind; json parse error: ";
+    for (body, message) in [
+        (
+            r#"{"apiVersion": "v1", "kind": "#,
+            format!(r#"{unrecognized}unexpected end of JSON input ({{"apiVersion": "v1", "kind": )"#),
+        ),
+        (
+            r#"{"apiVersion": "v1", "kind": "ConfigMap" "data": {}}"#,
+            format!(
+                r#"{unrecognized}invalid character '"' after object key:value pair ({{"apiVersion": "v1", "kind": " ...)"#
+            ),
+        ),
+    ] {
+        let refused = request_bytes(
+            &client,
+            "POST",
+            CONFIG_MAPS,
+            "application/json",
+            body.as_bytes().to_vec(),
+        )
+        .await;
+        assert_bad_request(&refused, &message);
+    }
+    let created = request(
+        &client,
+        "POST",
+        CONFIG_MAPS,
+        "application/json",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "not-json"}}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let refused = request_bytes(
+        &client,
+        "PATCH",
+        &format!("{CONFIG_MAPS}/not-json"),
+        "application/merge-patch+json",
+        b"not json".to_vec(),
+    )
+    .await;
+    assert_bad_request(
+        &refused,
+        "error decoding patch: invalid character 'o' in literal null (expecting 'u')",
+    );
+}
+
+/// A JSON patch that cannot be applied (a `test` that fails, a path that is not there) is 422 Invalid
+/// with kube-apiserver's generic message and empty details: it says nothing of which operation failed.
+async fn json_patches_that_do_not_apply_are_invalid_without_details(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let created = request(
+        &client,
+        "POST",
+        CONFIG_MAPS,
+        "application/json",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "patched"}, "data": {"w": "1"}}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let item = format!("{CONFIG_MAPS}/patched");
+    for patch in [
+        json!([{"op": "test", "path": "/data/w", "value": "2"}, {"op": "replace", "path": "/data/w", "value": "3"}]),
+        json!([{"op": "remove", "path": "/data/nothing"}]),
+        json!([{"op": "add", "path": "/spec/absent/deeper", "value": "x"}]),
+    ] {
+        let refused = request(
+            &client,
+            "PATCH",
+            &item,
+            "application/json-patch+json",
+            patch.clone(),
+        )
+        .await;
+        assert_eq!(
+            refused.body,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "the server rejected our request due to an error in our request",
+                "reason": "Invalid", "details": {}, "code": 422}),
+            "{patch}"
+        );
+    }
+    let kept = request(&client, "GET", &item, "", Value::Null).await;
+    assert_eq!(kept.body["data"], json!({"w": "1"}));
+}
+
 testenv::each_control_plane!(
+    bodies_that_are_not_json_quote_gos_decoder,
+    json_patches_that_do_not_apply_are_invalid_without_details,
     custom_resources_name_repeated_and_unknown_fields_as_kube_apiserver_does,
     a_boolean_in_config_map_data_is_refused_on_create_update_and_patch,
     unknown_fields_of_built_ins_follow_field_validation,

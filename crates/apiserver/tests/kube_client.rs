@@ -320,15 +320,25 @@ async fn l5_deleting_an_owner_collects_its_dependents() {
     reference[0].name = "owner2".into();
     kept.metadata.owner_references = Some(reference);
     api.create(&PostParams::default(), &kept).await.unwrap();
-    api.delete(
-        "owner2",
-        &DeleteParams {
-            propagation_policy: Some(kube::api::PropagationPolicy::Orphan),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let answer = api
+        .delete(
+            "owner2",
+            &DeleteParams {
+                propagation_policy: Some(kube::api::PropagationPolicy::Orphan),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    // As kube-apiserver answers it: the owner marked deleting behind the orphan finalizer, which the
+    // garbage collector removes, with the owner, once the dependents are released.
+    let marked = answer.left().expect("the marked owner, not a Status");
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(marked.metadata.finalizers, Some(vec!["orphan".to_owned()]));
+    common::eventually("the orphaning owner gone", || async {
+        api.get_opt("owner2").await.unwrap().is_none()
+    })
+    .await;
     let kept = api.get("kept").await.unwrap();
     assert!(
         kept.metadata.owner_references.unwrap_or_default().is_empty(),
@@ -394,6 +404,76 @@ async fn l4_namespace_deletion_removes_its_contents() {
     })
     .await;
     assert_eq!(api_error(api.get("c").await.unwrap_err()).code, 404);
+}
+
+#[tokio::test]
+async fn l4_a_terminating_namespace_has_a_deletion_time_and_no_grace_period() {
+    let (_server, client) = start().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "held"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "held");
+    let mut kept = common::config_map("kept", json!({}));
+    kept.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    api.create(&PostParams::default(), &kept).await.unwrap();
+    let terminating = namespaces
+        .delete("held", &DeleteParams::default())
+        .await
+        .unwrap()
+        .left()
+        .expect("the namespace stays while its content is held");
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    assert_eq!(
+        terminating.metadata.deletion_grace_period_seconds, None,
+        "the namespace registry sets no grace period, unlike a finalized object's deletion"
+    );
+    assert_eq!(
+        terminating.status.and_then(|s| s.phase).as_deref(),
+        Some("Terminating")
+    );
+    // Nothing new may be created in it meanwhile, and the refusal says why, as NamespaceLifecycle does.
+    let refused = api_error(
+        api.create(&PostParams::default(), &common::config_map("late", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((refused.code, refused.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        refused.message,
+        "configmaps \"late\" is forbidden: unable to create new content in namespace held because it is being terminated"
+    );
+    let cause = refused
+        .details
+        .and_then(|d| d.causes.into_iter().next())
+        .expect("a cause");
+    assert_eq!(
+        (
+            cause.reason.as_str(),
+            cause.field.as_str(),
+            cause.message.as_str()
+        ),
+        (
+            "NamespaceTerminating",
+            "metadata.namespace",
+            "namespace held is being terminated"
+        )
+    );
+    api.patch(
+        "kept",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    eventually("namespace held to go", || async {
+        namespaces.get_opt("held").await.unwrap().is_none()
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -152,7 +152,42 @@ async fn pages_with_a_selector_hold_only_what_it_selects(backend: Backend) {
     assert_eq!(names, ["cm-00", "cm-03", "cm-06", "cm-09"]);
 }
 
+/// A continue token the server did not hand out is refused with 400, in kube-apiserver's words, which
+/// quote what Go's decoders made of it.
+async fn a_made_up_continue_token_is_refused_as_kube_apiserver_words_it(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    for (token, why) in [
+        (
+            "garbage",
+            "invalid character '\\u0081' looking for beginning of value",
+        ),
+        ("ab!d", "illegal base64 data at input byte 2"),
+    ] {
+        let refused = common::request(
+            &client,
+            "GET",
+            &format!("/api/v1/namespaces/default/configmaps?limit=2&continue={token}"),
+            "",
+            serde_json::Value::Null,
+        )
+        .await;
+        assert_eq!(
+            (refused.status, &refused.body["reason"], &refused.body["message"]),
+            (
+                400,
+                &json!("BadRequest"),
+                &json!(format!(
+                    "invalid continue token: continue key is not valid: {why}"
+                ))
+            ),
+            "{token}"
+        );
+    }
+}
+
 testenv::each_control_plane!(
+    a_made_up_continue_token_is_refused_as_kube_apiserver_words_it,
     every_page_shows_the_list_as_it_was_at_the_first,
     pages_with_a_selector_hold_only_what_it_selects,
 );

@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::str::FromStr;
+
 use common::request;
 use serde_json::{Value, json};
 use testenv::{Backend, ControlPlane};
@@ -35,6 +37,27 @@ async fn self_reviews_answer_for_the_administrator(backend: Backend) {
         can_i("create", "pods")["spec"],
         "the question is echoed"
     );
+    // The review is answered as it was created: with the managedFields of its create.
+    let entries = allowed["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(entries.len(), 1, "{allowed}");
+    assert_eq!(
+        (
+            &entries[0]["operation"],
+            &entries[0]["apiVersion"],
+            &entries[0]["fieldsV1"]
+        ),
+        (
+            &json!("Update"),
+            &json!("authorization.k8s.io/v1"),
+            &json!({"f:spec": {"f:resourceAttributes": {".": {}, "f:namespace": {}, "f:resource": {}, "f:verb": {}}}})
+        ),
+        "{allowed}"
+    );
+    assert!(entries[0]["time"].is_string(), "{allowed}");
+    assert_eq!(allowed["metadata"]["creationTimestamp"], Value::Null);
     let url = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
         "spec": {"nonResourceAttributes": {"path": "/metrics", "verb": "get"}}});
     assert_eq!(ask(&client, ACCESS, url).await["status"]["allowed"], true);
@@ -49,6 +72,11 @@ async fn self_reviews_answer_for_the_administrator(backend: Backend) {
         .unwrap_or_default();
     assert!(resource_rules.contains(&everything), "{rules}");
     assert_eq!(rules["status"]["incomplete"], false);
+    assert_eq!(
+        rules["metadata"],
+        json!({"creationTimestamp": null}),
+        "a rules review is answered with a new object"
+    );
 
     let whoami = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
     let whoami = ask(&client, WHOAMI, whoami).await;
@@ -58,6 +86,14 @@ async fn self_reviews_answer_for_the_administrator(backend: Backend) {
         .cloned()
         .unwrap_or_default();
     assert!(groups.contains(&json!("system:masters")), "{whoami}");
+    let stamped = whoami["metadata"]["creationTimestamp"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        jiff::Timestamp::from_str(stamped).is_ok(),
+        "a SelfSubjectReview is stamped with the time it was answered: {whoami}"
+    );
+    assert!(whoami["metadata"].get("managedFields").is_none(), "{whoami}");
 
     // An access review must name a resource or a non-resource URL.
     let empty =

@@ -375,3 +375,73 @@ async fn table_column_definitions_are_kube_apiservers(backend: Backend) {
 }
 
 testenv::real_control_plane!(table_column_definitions_are_kube_apiservers);
+
+/// `includeObject` decides what a row carries of its object: its metadata (the default), nothing, or
+/// all of it; anything else is refused.
+async fn rows_carry_what_include_object_asks_for(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let created = common::request(
+        &client,
+        "POST",
+        configmaps,
+        "application/json",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rows"}, "data": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let table = |query: &'static str| {
+        let client = client.clone();
+        async move {
+            common::exchange(
+                &client,
+                "GET",
+                &format!("{configmaps}{query}"),
+                "",
+                TABLE,
+                Vec::new(),
+            )
+            .await
+        }
+    };
+    let row_object = |answer: &common::Answer| answer.body["rows"][0]["object"].clone();
+    let metadata = table("?fieldSelector=metadata.name%3Drows").await;
+    assert_eq!(
+        row_object(&metadata)["kind"],
+        "PartialObjectMetadata",
+        "{}",
+        metadata.body
+    );
+    let none = table("?fieldSelector=metadata.name%3Drows&includeObject=None").await;
+    assert_eq!(none.status, 200, "{}", none.body);
+    assert_eq!(
+        none.body["rows"][0].get("object"),
+        Some(&Value::Null),
+        "{}",
+        none.body
+    );
+    let one = table("/rows?includeObject=None").await;
+    assert_eq!(row_object(&one), Value::Null, "{}", one.body);
+    let whole = table("?fieldSelector=metadata.name%3Drows&includeObject=Object").await;
+    assert_eq!(
+        (&row_object(&whole)["kind"], &row_object(&whole)["data"]),
+        (&json!("ConfigMap"), &json!({"k": "v"})),
+        "{}",
+        whole.body
+    );
+    let refused = table("?includeObject=Bogus").await;
+    assert_eq!(
+        (refused.status, &refused.body["reason"], &refused.body["message"]),
+        (
+            400,
+            &json!("BadRequest"),
+            &json!(
+                "Unable to convert to Table as requested: includeObject: Invalid value: \"Bogus\": must be \
+                 'Metadata', 'Object', 'None', or empty"
+            )
+        )
+    );
+}
+
+testenv::each_control_plane!(rows_carry_what_include_object_asks_for);

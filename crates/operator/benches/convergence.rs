@@ -1,5 +1,6 @@
-//! PostgresWriter at scale, against the embedded API server and a throwaway PostgreSQL, with
-//! the real `operator` binary as a separate process so its RSS is its own:
+//! PostgresWriter at scale, against the embedded API server and then the real control plane (etcd,
+//! kube-apiserver and kube-controller-manager built from their Go modules), with a throwaway
+//! PostgreSQL and the real `operator` binary as a separate process so its RSS is its own:
 //! 1. the bare figure: the API writes the operator cannot avoid made directly by this process for N
 //!    resources, no operator running, timed like the operator's phases by a watch that sees every
 //!    status Ready / every resource gone. Twice: without Events (create, add finalizer, write status;
@@ -14,7 +15,8 @@
 //! Steps 1-3 run in rounds (the machine is shared and noisy; the medians are the figures), each in
 //! fresh namespaces with the operator started anew; step 4 runs once, after the last round.
 //!
-//! `cargo bench -p operator --bench convergence` (N=10000, 3 rounds). Knobs: `BENCH_RESOURCES`,
+//! `cargo bench -p operator --bench convergence` (N=10000, 3 rounds, both servers). Knobs:
+//! `BENCH_SERVERS` (`embedded`, `real` or both, comma-separated), `BENCH_RESOURCES`,
 //! `BENCH_ROUNDS`, `BENCH_OPERATOR_LOG=debug` (a log filter for the operator, whose log goes to
 //! stderr), `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later).
 //! `cargo bench --profile profiling ...` builds in a fraction of the time, for trying changes.
@@ -43,6 +45,7 @@ use operator::{
 };
 use serde_json::json;
 use support::{Operator, free_port};
+use testenv::{Backend, ControlPlane};
 
 const CREATORS: usize = 32;
 
@@ -296,9 +299,24 @@ fn stolen_seconds() -> f64 {
         / 100.0
 }
 
-/// Where the CPU went during a phase: (this process: API server + clients, operator, PostgreSQL).
+/// The real control plane's processes (etcd, kube-apiserver, kube-controller-manager); none for the
+/// embedded server, which runs inside this process.
+static SERVER_PIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+fn server_cpu_seconds() -> f64 {
+    SERVER_PIDS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|pid| cpu_seconds(*pid))
+        .sum()
+}
+
+/// Where the CPU went during a phase: (this process: clients, and the API server when embedded; the
+/// real control plane's processes; the operator; PostgreSQL).
 struct CpuSplit {
     bench: f64,
+    server: f64,
     operator: f64,
     postgres: HashMap<u32, f64>,
     stolen: f64,
@@ -308,6 +326,7 @@ impl CpuSplit {
     fn now(operator: Option<u32>) -> Self {
         CpuSplit {
             bench: cpu_seconds(std::process::id()),
+            server: server_cpu_seconds(),
             operator: operator.map_or(0.0, cpu_seconds),
             postgres: postgres_cpu_seconds(),
             stolen: stolen_seconds(),
@@ -317,8 +336,9 @@ impl CpuSplit {
     fn since(&self, operator: Option<u32>) -> String {
         let now = CpuSplit::now(operator);
         format!(
-            "CPU s: API server + clients {:.2}, operator {:.2}, PostgreSQL {:.2} (stolen by the host {:.2})",
+            "CPU s: bench process (clients, embedded server) {:.2}, real control plane {:.2}, operator {:.2}, PostgreSQL {:.2} (stolen by the host {:.2})",
             now.bench - self.bench,
+            now.server - self.server,
             now.operator - self.operator,
             // A backend that exited in between is not counted; one that started counts whole.
             now.postgres
@@ -466,12 +486,75 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
 
+/// The servers the bench runs against, from `BENCH_SERVERS` (`embedded,real` unless set).
+fn backends() -> Vec<Backend> {
+    std::env::var("BENCH_SERVERS")
+        .unwrap_or_else(|_| "embedded,real".into())
+        .split(',')
+        .map(|name| match name.trim() {
+            "embedded" => Backend::Embedded,
+            "real" => Backend::Real,
+            other => panic!("BENCH_SERVERS: unknown server {other:?} (embedded or real)"),
+        })
+        .collect()
+}
+
+fn backend_name(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Embedded => "embedded API server",
+        Backend::Real => "etcd + kube-apiserver + kube-controller-manager",
+    }
+}
+
+/// Starts `backend`: the embedded server with a watch history every phase fits in (so no watcher has
+/// to relist mid-run), or the real control plane.
+async fn start_server(backend: Backend, n: usize) -> ControlPlane {
+    match backend {
+        Backend::Embedded => ControlPlane::embedded(apiserver::Config {
+            history_capacity: 16 * n + 10_000,
+            ..Default::default()
+        })
+        .await
+        .expect("the embedded API server starts"),
+        Backend::Real => ControlPlane::start(Backend::Real)
+            .await
+            .expect("the real control plane starts"),
+    }
+}
+
+/// Installs the operator's CRDs and waits until each is Established, as a client of any server must.
+async fn install_crds(client: &kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in operator::api::crds() {
+        crds.create(&PostParams::default(), &crd).await.expect("CRD");
+        let name = crd.name_any();
+        until("the CRD is Established", Duration::from_secs(60), async || {
+            crds.get(&name)
+                .await
+                .ok()
+                .and_then(|c| c.status)
+                .and_then(|s| s.conditions)
+                .is_some_and(|conditions| {
+                    conditions
+                        .iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                })
+        })
+        .await;
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let n: usize = std::env::var("BENCH_RESOURCES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let pg = ThrowawayPostgres::start().await.expect("throwaway PostgreSQL");
     let postmaster = std::fs::read_to_string(pg.path().join("data/postmaster.pid"))
         .ok()
@@ -482,29 +565,50 @@ async fn main() {
         .await
         .expect("psql");
     tokio::spawn(connection);
-    let server = apiserver::ApiServer::start(apiserver::Config {
-        // Both phases' events fit, so no watcher has to relist mid-run.
-        history_capacity: 16 * n + 10_000,
-        ..Default::default()
-    })
-    .await
-    .expect("API server");
-    let client = server.client();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in operator::api::crds() {
-        crds.create(&PostParams::default(), &crd).await.expect("CRD");
+    let mut summaries = Vec::new();
+    for backend in backends() {
+        let server = start_server(backend, n).await;
+        *SERVER_PIDS.lock().unwrap_or_else(|e| e.into_inner()) =
+            server.as_real().map(|real| real.pids()).unwrap_or_default();
+        let summary = against(&server, backend, &pg, &sql, n, rounds).await;
+        summaries.push((backend, summary));
     }
+    if let [(_, embedded), (_, real)] = summaries.as_slice() {
+        println!(
+            "side by side: the operator converges {n} resources in {:.2} s on the embedded server, {:.2} s on the real control plane ({:.2}x); deletes them in {:.2} s and {:.2} s ({:.2}x)",
+            embedded.converged,
+            real.converged,
+            real.converged / embedded.converged,
+            embedded.deleted,
+            real.deleted,
+            real.deleted / embedded.deleted,
+        );
+    }
+}
+
+/// The medians of one server's rounds, in seconds.
+struct Summary {
+    converged: f64,
+    deleted: f64,
+}
+
+/// Every round against `server`, and its medians.
+async fn against(
+    server: &ControlPlane,
+    backend: Backend,
+    pg: &ThrowawayPostgres,
+    sql: &tokio_postgres::Client,
+    n: usize,
+    rounds: usize,
+) -> Summary {
+    let name = backend_name(backend);
+    let client = server.client();
+    install_crds(&client).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-
-    let rounds: usize = std::env::var("BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3)
-        .max(1);
     println!(
-        "PostgresWriter convergence, {n} resources, {CREATORS} concurrent client tasks, {rounds} rounds"
+        "PostgresWriter convergence against the {name}, {n} resources, {CREATORS} concurrent client tasks, {rounds} rounds"
     );
     let mut rounds_seen: Vec<Round> = Vec::new();
     let mut rss = Vec::new();
@@ -523,7 +627,7 @@ async fn main() {
             "round {round}: bare API writes and the Events the operator records: create {evented_create:?}, delete {evented_delete:?} = {events_create:.2}x / {events_delete:.2}x the bare"
         );
         let (operator, _probes, metrics) = start_operator(&kubeconfig, &pg.url()).await;
-        let phases = operator_phases(&client, &sql, &operator, metrics, n, &format!("bench-{round}")).await;
+        let phases = operator_phases(&client, sql, &operator, metrics, n, &format!("bench-{round}")).await;
         let seen = Round {
             bare: [bare_create, bare_delete],
             evented: [evented_create, evented_delete],
@@ -541,7 +645,7 @@ async fn main() {
         rounds_seen.push(seen);
         rss.push((phases.idle_rss_kib, phases.steady_rss_kib));
         if round == rounds {
-            let latencies = create_to_row_latency(&client, &pg.url(), &sql, 2_000, 200).await;
+            let latencies = create_to_row_latency(&client, &pg.url(), sql, 2_000, 200).await;
             println!(
                 "create-to-row at 200/s over {} creates: p50 {:?}, p99 {:?}, max {:?}",
                 latencies.len(),
@@ -559,18 +663,30 @@ async fn main() {
         (medians(Round::with_events), medians(Round::without_events));
     let [events_create, events_delete] = medians(Round::events_alone);
     println!(
-        "median of {rounds} rounds: create {create_events:.2}x the bare with Events ({create:.2}x without), delete {delete_events:.2}x ({delete:.2}x without)"
+        "{name}: median of {rounds} rounds: create {create_events:.2}x the bare with Events ({create:.2}x without), delete {delete_events:.2}x ({delete:.2}x without)"
     );
     // What the Events alone cost: the floor of the ratio without them for any operator recording them.
     println!(
-        "median of {rounds} rounds: the Events alone make the bare {events_create:.2}x slower in the create phase, {events_delete:.2}x in the delete phase"
+        "{name}: median of {rounds} rounds: the Events alone make the bare {events_create:.2}x slower in the create phase, {events_delete:.2}x in the delete phase"
     );
     let worst = rss.iter().map(|(_, steady)| *steady).max().unwrap_or(0);
     println!(
-        "operator RSS: {:.1} MiB idle, {:.1} MiB at steady state with {n} resources (highest of {rounds} rounds)",
+        "{name}: operator RSS: {:.1} MiB idle, {:.1} MiB at steady state with {n} resources (highest of {rounds} rounds)",
         rss[0].0 as f64 / 1024.0,
         worst as f64 / 1024.0
     );
+    let operator_medians = [0, 1].map(|phase| {
+        median(
+            rounds_seen
+                .iter()
+                .map(|r| r.operator[phase].as_secs_f64())
+                .collect(),
+        )
+    });
+    Summary {
+        converged: operator_medians[0],
+        deleted: operator_medians[1],
+    }
 }
 
 /// One round's times, each as [create phase, delete phase].

@@ -7,9 +7,11 @@ use k8s_openapi::{
     api::{
         admissionregistration::v1 as admissionregistration, apps::v1 as apps,
         authentication::v1 as authentication, authorization::v1 as authorization,
-        autoscaling::v1 as autoscaling, batch::v1 as batch, certificates::v1 as certificates,
-        coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery, events::v1 as events,
-        rbac::v1 as rbac,
+        autoscaling::v1 as autoscaling, autoscaling::v2 as autoscaling_v2, batch::v1 as batch,
+        certificates::v1 as certificates, coordination::v1 as coordination, core::v1 as core,
+        discovery::v1 as discovery, events::v1 as events, flowcontrol::v1 as flowcontrol,
+        networking::v1 as networking, node::v1 as node, policy::v1 as policy, rbac::v1 as rbac,
+        scheduling::v1 as scheduling, storage::v1 as storage,
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions,
     apimachinery::pkg::apis::meta::v1 as meta,
@@ -127,13 +129,73 @@ fn generate() -> Definitions {
         "SelfSubjectRulesReview",
     );
     add::<authentication::SelfSubjectReview>(g, k, "authentication.k8s.io", "v1", "SelfSubjectReview");
+    add::<authentication::TokenReview>(g, k, "authentication.k8s.io", "v1", "TokenReview");
+    add::<authorization::SubjectAccessReview>(g, k, "authorization.k8s.io", "v1", "SubjectAccessReview");
+    add::<authorization::LocalSubjectAccessReview>(
+        g,
+        k,
+        "authorization.k8s.io",
+        "v1",
+        "LocalSubjectAccessReview",
+    );
     add::<autoscaling::Scale>(g, k, "autoscaling", "v1", "Scale");
+    add_volumes_and_policies(g, k);
     // What every group version's operations answer or take besides its kinds.
     add::<meta::Status>(g, k, "", "v1", "Status");
     add::<meta::DeleteOptions>(g, k, "", "v1", "DeleteOptions");
     add::<meta::APIResourceList>(g, k, "", "v1", "APIResourceList");
     let schemas = generator.take_definitions(true);
     Definitions { schemas, kinds }
+}
+
+/// The kinds of storage, quotas, autoscaling, networking, scheduling, flow control and admission
+/// policies.
+fn add_volumes_and_policies(g: &mut SchemaGenerator, k: &mut Vec<BuiltInKind>) {
+    add::<core::LimitRange>(g, k, "", "v1", "LimitRange");
+    add::<core::PersistentVolumeClaim>(g, k, "", "v1", "PersistentVolumeClaim");
+    add::<core::PersistentVolume>(g, k, "", "v1", "PersistentVolume");
+    add::<core::PodTemplate>(g, k, "", "v1", "PodTemplate");
+    add::<core::ReplicationController>(g, k, "", "v1", "ReplicationController");
+    add::<core::ResourceQuota>(g, k, "", "v1", "ResourceQuota");
+    add::<apps::ControllerRevision>(g, k, "apps", "v1", "ControllerRevision");
+    add::<apps::DaemonSet>(g, k, "apps", "v1", "DaemonSet");
+    let hpa = "HorizontalPodAutoscaler";
+    add::<autoscaling_v2::HorizontalPodAutoscaler>(g, k, "autoscaling", "v2", hpa);
+    add::<autoscaling::HorizontalPodAutoscaler>(g, k, "autoscaling", "v1", hpa);
+    add::<batch::CronJob>(g, k, "batch", "v1", "CronJob");
+    let flow = "flowcontrol.apiserver.k8s.io";
+    add::<flowcontrol::FlowSchema>(g, k, flow, "v1", "FlowSchema");
+    add::<flowcontrol::PriorityLevelConfiguration>(g, k, flow, "v1", "PriorityLevelConfiguration");
+    let net = "networking.k8s.io";
+    add::<networking::IngressClass>(g, k, net, "v1", "IngressClass");
+    add::<networking::Ingress>(g, k, net, "v1", "Ingress");
+    add::<networking::IPAddress>(g, k, net, "v1", "IPAddress");
+    add::<networking::NetworkPolicy>(g, k, net, "v1", "NetworkPolicy");
+    add::<networking::ServiceCIDR>(g, k, net, "v1", "ServiceCIDR");
+    add::<node::RuntimeClass>(g, k, "node.k8s.io", "v1", "RuntimeClass");
+    add::<policy::PodDisruptionBudget>(g, k, "policy", "v1", "PodDisruptionBudget");
+    add::<scheduling::PriorityClass>(g, k, "scheduling.k8s.io", "v1", "PriorityClass");
+    let sto = "storage.k8s.io";
+    add::<storage::CSIDriver>(g, k, sto, "v1", "CSIDriver");
+    add::<storage::CSINode>(g, k, sto, "v1", "CSINode");
+    add::<storage::CSIStorageCapacity>(g, k, sto, "v1", "CSIStorageCapacity");
+    add::<storage::StorageClass>(g, k, sto, "v1", "StorageClass");
+    add::<storage::VolumeAttachment>(g, k, sto, "v1", "VolumeAttachment");
+    let admission = "admissionregistration.k8s.io";
+    add::<admissionregistration::ValidatingAdmissionPolicy>(
+        g,
+        k,
+        admission,
+        "v1",
+        "ValidatingAdmissionPolicy",
+    );
+    add::<admissionregistration::ValidatingAdmissionPolicyBinding>(
+        g,
+        k,
+        admission,
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+    );
 }
 
 /// Every built-in definition, generated on first use.

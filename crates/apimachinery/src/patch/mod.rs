@@ -5,6 +5,7 @@ mod apply;
 mod compare;
 mod field_set;
 mod fields;
+mod reset;
 mod strategic;
 mod typed;
 mod update;
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 pub use typed::ObjectSchema;
 
-use crate::{Error, FieldCause, Result};
+use crate::{Error, Result};
 
 /// Which patch a request carries, from its Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +53,8 @@ pub fn merge_patch(live: &Value, patch: &Value) -> Result<Value> {
 }
 
 /// RFC 6902 JSON patch (P2), with the apiserver's quirk that `test` of a missing path against `null` passes.
-/// A failed `test` or operation is 422 Invalid; an undecodable patch 400.
+/// A failed `test` or operation is 422 Invalid (without causes, as kube-apiserver answers it); an
+/// undecodable patch 400.
 pub fn json_patch(live: &Value, patch: &Value) -> Result<Value> {
     let operations: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| {
         Error::BadRequest(format!(
@@ -68,13 +70,8 @@ pub fn json_patch(live: &Value, patch: &Value) -> Result<Value> {
                 continue;
             }
         }
-        json_patch::patch(&mut patched, std::slice::from_ref(operation)).map_err(|e| Error::Invalid {
-            causes: vec![FieldCause::new(
-                "FieldValueInvalid",
-                "",
-                format!("the server rejected our request due to an error in our request: {e}"),
-            )],
-        })?;
+        json_patch::patch(&mut patched, std::slice::from_ref(operation))
+            .map_err(|e| Error::PatchNotApplicable(e.to_string()))?;
     }
     Ok(patched)
 }
@@ -171,7 +168,12 @@ mod tests {
             {"op": "test", "path": "/spec/table", "value": "zzz"}
         ]);
         let err = json_patch(&live, &patch).unwrap_err();
-        assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .ends_with("at path '/spec/table': value did not match"),
+            "{err}"
+        );
+        assert!(matches!(err, Error::PatchNotApplicable(_)), "{err:?}");
         assert_eq!(live["spec"]["table"], "a");
     }
 
@@ -201,7 +203,7 @@ mod tests {
     #[test]
     fn p2_operation_on_a_missing_path_is_invalid() {
         let err = json_patch(&json!({}), &json!([{"op": "remove", "path": "/nope"}])).unwrap_err();
-        assert!(matches!(err, Error::Invalid { .. }), "{err:?}");
+        assert!(matches!(err, Error::PatchNotApplicable(_)), "{err:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::{
     UpdateWrite,
     compare::compare,
     field_set::{FieldSet, field_key},
+    reset,
 };
 
 /// The fields no manager owns: type meta and the metadata the server sets (structured-merge-diff's
@@ -55,6 +56,12 @@ pub(super) fn unowned() -> FieldSet {
 /// Records the write in `new`'s managedFields. A write that changes no field leaves managedFields as
 /// they were, so a no-op stays a no-op.
 pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &UpdateWrite<'_>) {
+    let entries = current_entries(old, new, write.subresource);
+    // Fields are tracked from an object's create on: an update of an object that has no managedFields
+    // (its create owned nothing, as a CSR's owns nothing its registry resets) records none either.
+    if old.is_some() && entries.is_empty() {
+        return;
+    }
     // A create is compared with the kind's zero value.
     let zero;
     let before = match old {
@@ -65,7 +72,10 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &Update
         }
     };
     let comparison = compare(&write.schema.root(), before, new);
-    let in_scope = |set: FieldSet| in_scope(set, write.subresource, write.status_subresource);
+    let in_scope = |set: FieldSet| {
+        let set = in_scope(set, write.subresource, write.status_subresource);
+        reset::without_reset_fields(set, &write.schema, write.subresource)
+    };
     let changed = in_scope(comparison.added.union(&comparison.modified));
     let removed = in_scope(comparison.removed);
     if changed.is_empty() && removed.is_empty() {
@@ -78,7 +88,6 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &Update
             && entry.get("operation") == Some(&json!("Update"))
             && entry.get("subresource").and_then(Value::as_str) == write.subresource
     };
-    let entries = current_entries(old, new, write.subresource);
     let mut kept = Vec::with_capacity(entries.len() + 1);
     let mut own: Option<(Value, FieldSet)> = None;
     for mut entry in entries {
@@ -298,7 +307,9 @@ mod tests {
 
     #[test]
     fn status_writes_are_recorded_under_the_status_subresource_only() {
-        let old = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter", "metadata": {"name": "w"},
+        let old = json!({"apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter", "metadata": {"name": "w",
+            "managedFields": [{"manager": "creator", "operation": "Update", "apiVersion": "demo.yash.com/v1",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}, "f:table": {}}}}]},
             "spec": {"table": "a"}, "status": {"table": "a"}});
         let mut new = old.clone();
         new["status"]["table"] = json!("b");
@@ -309,7 +320,7 @@ mod tests {
             ..config_map("operator")
         };
         record_update(Some(&old), &mut new, &write);
-        let entry = &new["metadata"]["managedFields"][0];
+        let entry = &new["metadata"]["managedFields"][1];
         assert_eq!(entry["subresource"], "status");
         assert_eq!(entry["fieldsV1"], json!({"f:status": {"f:table": {}}}));
     }
@@ -371,6 +382,42 @@ mod tests {
     }
 
     #[test]
+    fn conditions_written_where_go_had_a_null_list_are_owned_by_their_items_alone() {
+        let old = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com", "managedFields": [{"manager": "kubectl-create",
+                "operation": "Update", "apiVersion": "apiextensions.k8s.io/v1", "time": NOW,
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:group": {}}}}]},
+            "status": {"acceptedNames": {"kind": "", "plural": ""}, "conditions": null, "storedVersions": ["v1"]}});
+        let mut new = old.clone();
+        new["status"]["conditions"] = json!([{"type": "Established", "status": "True",
+            "reason": "InitialNamesAccepted", "message": "the initial names have been accepted",
+            "lastTransitionTime": NOW}]);
+        let write = UpdateWrite {
+            subresource: Some("status"),
+            schema: ObjectSchema::BuiltIn {
+                api_version: "apiextensions.k8s.io/v1",
+                kind: "CustomResourceDefinition",
+            },
+            status_subresource: true,
+            ..config_map("kube-apiserver")
+        };
+        record_update(Some(&old), &mut new, &write);
+        let entries = new["metadata"]["managedFields"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let status_entry = entries.iter().find(|e| e["manager"] == "kube-apiserver").unwrap();
+        let conditions = &status_entry["fieldsV1"]["f:status"]["f:conditions"];
+        assert_eq!(conditions.get("."), None, "{}", new["metadata"]);
+        assert_eq!(
+            conditions[r#"k:{"type":"Established"}"#]["."],
+            json!({}),
+            "{}",
+            new["metadata"]
+        );
+    }
+
+    #[test]
     fn a_write_that_sends_no_managed_fields_keeps_the_stored_ones() {
         let mut created = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
             "data": {"a": "1"}});
@@ -391,7 +438,9 @@ mod tests {
 
     #[test]
     fn a_write_through_scale_is_recorded_under_it_without_a_time() {
-        let old = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        let old = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d",
+            "managedFields": [{"manager": "creator", "operation": "Update", "apiVersion": "apps/v1",
+                "time": "2026-11-22T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]},
             "spec": {"replicas": 1}});
         let mut new = old.clone();
         new["spec"]["replicas"] = json!(3);

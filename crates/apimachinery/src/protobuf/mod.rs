@@ -68,6 +68,31 @@ pub fn knows(api_version: &str, kind: &str) -> bool {
     loaded().is_ok_and(|schema| schema.message(api_version, kind).is_some())
 }
 
+/// The Go struct that declares the field at `path` (JSON keys from the object's root, without list
+/// indices) of `kind` at `api_version`: `DeploymentSpec` for `spec.replicas` of a Deployment, as Go's
+/// decoder names it in its errors. `None` where the path leaves the kind's types.
+pub fn declaring_struct(api_version: &str, kind: &str, path: &[&str]) -> Option<String> {
+    let schema = loaded().ok()?;
+    let mut message = schema.message(api_version, kind)?;
+    let (last, parents) = path.split_last()?;
+    for key in parents {
+        let field = message
+            .fields()
+            .find(|field| schema.field(message.full_name(), field).json == *key)?;
+        let prost_reflect::Kind::Message(inner) = field.kind() else {
+            return None;
+        };
+        if field.is_map() {
+            return None;
+        }
+        message = inner;
+    }
+    message
+        .fields()
+        .any(|field| schema.field(message.full_name(), &field).json == *last)
+        .then(|| message.name().to_owned())
+}
+
 /// The JSON object of a protobuf body, as kube-apiserver would decode it; `api_version` and `kind`
 /// stand for what the body's envelope leaves empty.
 pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value> {

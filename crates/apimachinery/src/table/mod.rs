@@ -118,10 +118,51 @@ fn name_cell(object: &Value) -> Value {
 
 /// Renders objects as a Table. `with_headers` false omits `columnDefinitions` (T2: watch events after
 /// the first). `now` computes the humanised ages.
+/// What each row of a Table carries of its object (the request's `includeObject`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IncludeObject {
+    /// Nothing: the row's `object` is `null`.
+    None,
+    /// The object's metadata, as a `PartialObjectMetadata` (what kubectl asks for, and the default).
+    #[default]
+    Metadata,
+    /// The whole object, as it is served.
+    Object,
+}
+
+impl IncludeObject {
+    /// The policy `includeObject=<value>` names; an unknown one is refused in kube-apiserver's words.
+    pub fn parse(value: Option<&str>) -> Result<IncludeObject, String> {
+        match value.unwrap_or_default() {
+            "" | "Metadata" => Ok(IncludeObject::Metadata),
+            "None" => Ok(IncludeObject::None),
+            "Object" => Ok(IncludeObject::Object),
+            other => Err(format!(
+                "Unable to convert to Table as requested: includeObject: Invalid value: {}: must be \
+                 'Metadata', 'Object', 'None', or empty",
+                crate::schema::messages::go_quote(other)
+            )),
+        }
+    }
+
+    fn row_object(self, object: &Value) -> Value {
+        match self {
+            IncludeObject::None => Value::Null,
+            IncludeObject::Metadata => json!({
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": object.get("metadata").cloned().unwrap_or(json!({})),
+            }),
+            IncludeObject::Object => object.clone(),
+        }
+    }
+}
+
 pub fn render_table(
     printer: &Printer,
     objects: &[&Value],
     with_headers: bool,
+    include: IncludeObject,
     resource_version: &str,
     continue_token: Option<&str>,
     now: jiff::Timestamp,
@@ -140,11 +181,7 @@ pub fn render_table(
         .map(|object| {
             json!({
                 "cells": printer.cells(object, now),
-                "object": {
-                    "kind": "PartialObjectMetadata",
-                    "apiVersion": "meta.k8s.io/v1",
-                    "metadata": object.get("metadata").cloned().unwrap_or(json!({})),
-                },
+                "object": include.row_object(object),
             })
         })
         .collect();
@@ -164,7 +201,15 @@ mod tests {
     fn t1_tables_carry_rows_metadata_and_headers_only_when_asked() {
         let object = json!({"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T10:00:00Z"}});
         let now: jiff::Timestamp = "2026-11-22T10:05:03Z".parse().unwrap();
-        let table = render_table(&Printer::Custom(&[]), &[&object], true, "7", Some("next"), now);
+        let table = render_table(
+            &Printer::Custom(&[]),
+            &[&object],
+            true,
+            IncludeObject::Metadata,
+            "7",
+            Some("next"),
+            now,
+        );
         assert_eq!(table["columnDefinitions"][0]["name"], "Name");
         assert_eq!(table["rows"][0]["cells"], json!(["w1", "5m3s"]));
         assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
@@ -172,8 +217,43 @@ mod tests {
             table["metadata"],
             json!({"resourceVersion": "7", "continue": "next"})
         );
-        let plain = render_table(&Printer::Custom(&[]), &[&object], false, "7", None, now);
+        let plain = render_table(
+            &Printer::Custom(&[]),
+            &[&object],
+            false,
+            IncludeObject::Metadata,
+            "7",
+            None,
+            now,
+        );
         assert_eq!(plain["columnDefinitions"], json!([]));
+    }
+
+    #[test]
+    fn t1_rows_carry_as_much_of_their_object_as_include_object_asks() {
+        let object = json!({"metadata": {"name": "w1"}, "data": {"k": "v"}});
+        let row_object = |value: Option<&str>| {
+            let include = IncludeObject::parse(value).unwrap();
+            let table = render_table(
+                &Printer::Custom(&[]),
+                &[&object],
+                true,
+                include,
+                "7",
+                None,
+                jiff::Timestamp::UNIX_EPOCH,
+            );
+            table["rows"][0]["object"].clone()
+        };
+        assert_eq!(row_object(Some("None")), Value::Null);
+        assert_eq!(row_object(Some("Object")), object);
+        assert_eq!(row_object(None)["kind"], "PartialObjectMetadata");
+        assert_eq!(row_object(Some("Metadata")), row_object(Some("")));
+        assert_eq!(
+            IncludeObject::parse(Some("Bogus")).unwrap_err(),
+            "Unable to convert to Table as requested: includeObject: Invalid value: \"Bogus\": must be \
+             'Metadata', 'Object', 'None', or empty"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod labels;
 pub mod names;
 pub mod owners;
+pub mod workloads;
 
 use serde_json::Value;
 
@@ -21,6 +22,8 @@ pub enum NameRule {
     Label,
     /// DNS-1035 label (Service).
     Dns1035Label,
+    /// A segment of a URL path (APIService, whose name is `version.group`, the group maybe empty).
+    PathSegment,
 }
 
 /// Validates `metadata` of an object about to be stored. Empty when valid.

@@ -110,7 +110,20 @@ pub fn name_errors(rule: NameRule, value: &str, prefix: bool) -> Vec<String> {
         NameRule::Subdomain => dns1123_subdomain(value),
         NameRule::Label => dns1123_label(value),
         NameRule::Dns1035Label => dns1035_label(value),
+        NameRule::PathSegment => path_segment(value),
     }
+}
+
+/// Go's `IsValidPathSegmentName`: a name that can stand in a URL path as one segment.
+pub fn path_segment(value: &str) -> Vec<String> {
+    if value == "." || value == ".." {
+        return vec![format!("may not be '{value}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|illegal| value.contains(**illegal))
+        .map(|illegal| format!("may not contain '{illegal}'"))
+        .collect()
 }
 
 #[cfg(test)]

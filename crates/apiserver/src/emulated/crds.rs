@@ -1,12 +1,15 @@
-//! CustomResourceDefinitions: accepted and served the moment they are written (V1, D5), and torn down
-//! with every custom resource they serve (L6).
+//! CustomResourceDefinitions: served the moment they are written (V1, D5), established by a status
+//! write of their own right after (as kube-apiserver's naming and establishing controllers do), and torn
+//! down with every custom resource they serve (L6).
 
 use apimachinery::{FieldCause, resource::ResourceType, schema::validate_crd};
 use serde_json::{Value, json};
 
-use crate::store::{DeletePropagation, State, Store, meta, storage_key};
+use crate::store::{DeletePropagation, State, Store, meta, record_update, storage_key};
 
 const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+/// The field manager kube-apiserver's own CRD controllers write as.
+const CONTROLLERS: &str = "kube-apiserver";
 
 pub(super) fn admit(
     state: &mut State,
@@ -21,25 +24,83 @@ pub(super) fn admit(
     let name = meta::name(object).to_owned();
     if !meta::is_deleting(object) {
         state.registry.set_crd(&name, types);
-        let mut finalizers = meta::finalizers(object);
-        if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
-            finalizers.push(CLEANUP_FINALIZER.to_owned());
-            meta::set_finalizers(object, &finalizers);
+    }
+    // The write itself only records what the client sent and the versions objects are stored at;
+    // accepting the names is the naming controller's, in a write of its own (see `establish`).
+    let storage = stored_versions(old, object);
+    match old {
+        None => {
+            // As Go prints a new CRD's status: `conditions` has no omitempty, so it is null.
+            object["status"] = json!({
+                "acceptedNames": {"kind": "", "plural": ""},
+                "conditions": null,
+                "storedVersions": storage,
+            })
+        }
+        Some(_) => {
+            if !object.get("status").is_some_and(Value::is_object) {
+                object["status"] = json!({});
+            }
+            object["status"]["storedVersions"] = json!(storage);
         }
     }
-    let now = meta::now_rfc3339();
-    let storage = stored_versions(old, object);
-    let names = object.pointer("/spec/names").cloned().unwrap_or(json!({}));
-    let condition = |kind: &str, reason: &str, message: &str| json!({"type": kind, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message});
-    object["status"] = json!({
-        "conditions": [
-            condition("NamesAccepted", "NoConflicts", "no conflicts found"),
-            condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-        ],
-        "acceptedNames": names,
-        "storedVersions": storage,
-    });
     Ok(())
+}
+
+/// What kube-apiserver's CRD controllers write after a CRD is created or renamed, as a status write
+/// of their own: the names accepted, the NamesAccepted and Established conditions. Done at once after the write that called for it, so a client that reads the CRD after
+/// its write was answered finds it established, while the answer itself is the CRD as written, as
+/// on a real server.
+pub(super) fn establish(store: &Store, state: &mut State, rt: &ResourceType, stored: &Value) {
+    if meta::is_deleting(stored) {
+        return;
+    }
+    let mut next = stored.clone();
+    let names = next.pointer("/spec/names").cloned().unwrap_or(json!({}));
+    next["status"]["acceptedNames"] = names;
+    let now = meta::now_rfc3339();
+    let mut conditions = next
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    set_condition(
+        &mut conditions,
+        "NamesAccepted",
+        "NoConflicts",
+        "no conflicts found",
+        &now,
+    );
+    set_condition(
+        &mut conditions,
+        "Established",
+        "InitialNamesAccepted",
+        "the initial names have been accepted",
+        &now,
+    );
+    next["status"]["conditions"] = json!(conditions);
+    if next == *stored {
+        return;
+    }
+    record_update(rt, Some(stored), &mut next, CONTROLLERS, Some("status"));
+    let name = meta::name(stored).to_owned();
+    store.put(state, rt, "", &name, next, Some(stored.clone()));
+}
+
+/// Sets a True condition of `kind`, keeping its transition time when it was True already.
+fn set_condition(conditions: &mut Vec<Value>, kind: &str, reason: &str, message: &str, now: &str) {
+    let wanted = json!({"type": kind, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message});
+    match conditions
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+    {
+        Some(existing) if existing.get("status").and_then(Value::as_str) == Some("True") => {
+            existing["reason"] = json!(reason);
+            existing["message"] = json!(message);
+        }
+        Some(existing) => *existing = wanted,
+        None => conditions.push(wanted),
+    }
 }
 
 /// `status.storedVersions`: every version objects may still be stored at. A new CRD has its storage
@@ -71,13 +132,38 @@ fn stored_versions(old: Option<&Value>, object: &Value) -> Vec<Value> {
 }
 
 /// Marks the CRD deleting, deletes every custom resource it serves, and removes it once none is left.
+/// The answer is the CRD as marked, before its teardown: on a real server the teardown runs behind
+/// the cleanup finalizer, after the DELETE is answered.
 pub(super) fn terminate(store: &Store, state: &mut State, rt: &ResourceType, crd: &Value) -> Value {
     let name = meta::name(crd).to_owned();
-    if !meta::is_deleting(crd) {
+    let marked = if meta::is_deleting(crd) {
+        crd.clone()
+    } else {
+        // The first DELETE adds the cleanup finalizer, behind which the custom resources go.
         let mut next = crd.clone();
+        let mut finalizers = meta::finalizers(&next);
+        if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
+            finalizers.push(CLEANUP_FINALIZER.to_owned());
+            meta::set_finalizers(&mut next, &finalizers);
+        }
         meta::metadata_mut(&mut next).insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
-        store.put(state, rt, "", &name, next, Some(crd.clone()));
-    }
+        if next.get("status").is_some_and(Value::is_object) {
+            let mut conditions = next
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            set_condition(
+                &mut conditions,
+                "Terminating",
+                "InstanceDeletionPending",
+                "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+                &meta::now_rfc3339(),
+            );
+            next["status"]["conditions"] = json!(conditions);
+        }
+        store.put(state, rt, "", &name, next, Some(crd.clone()))
+    };
     if let Some(served) = served_type(state, crd) {
         let key = storage_key(&served);
         let members: Vec<(String, String)> = state
@@ -91,7 +177,7 @@ pub(super) fn terminate(store: &Store, state: &mut State, rt: &ResourceType, crd
         }
     }
     finish(store, state, &name);
-    store.stored(state, rt, "", &name).unwrap_or_else(|| crd.clone())
+    marked
 }
 
 /// Called after a custom resource of `rt` is removed: finishes its CRD's teardown if that was the last.
@@ -125,6 +211,7 @@ fn finish(store: &Store, state: &mut State, crd_name: &str) {
     }
     state.registry.remove_crd(crd_name);
     store.remove(state, &crd_type, "", crd_name, crd);
+    super::api_services::reconcile(store, state);
 }
 
 fn served_type(state: &State, crd: &Value) -> Option<ResourceType> {

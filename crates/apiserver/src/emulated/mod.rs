@@ -6,13 +6,14 @@
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
 
+mod api_services;
 mod crds;
 mod deployments;
 mod garbage_collector;
 mod kubernetes_service;
 mod namespaces;
 mod nodes;
-mod pods;
+pub(crate) mod pods;
 mod services;
 
 use apimachinery::{FieldCause, resource::ResourceType};
@@ -27,18 +28,27 @@ fn is(rt: &ResourceType, group: &str, plural: &str) -> bool {
     rt.group == group && rt.plural == plural
 }
 
-/// Kind-specific admission on create (`old` = None) and update.
+/// Kind-specific admission on create (`old` = None) and update, made through `subresource` if any.
 pub(crate) fn on_admit(
     state: &mut State,
     rt: &ResourceType,
     old: Option<&Value>,
     object: &mut Value,
+    subresource: Option<&str>,
 ) -> Result<(), Vec<FieldCause>> {
     if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
         crds::admit(state, old, object)
     } else if is(rt, "", "namespaces") {
-        namespaces::admit(object);
+        if old.is_none() {
+            namespaces::record_server_create(rt, object);
+        }
+        namespaces::admit(old, object, subresource == Some("finalize"));
         Ok(())
+    } else if is(rt, "apiregistration.k8s.io", "apiservices") {
+        match api_services::validate(object) {
+            causes if causes.is_empty() => Ok(()),
+            causes => Err(causes),
+        }
     } else if is(rt, "", "services") {
         services::admit(state, old, object)
     } else if is(rt, "certificates.k8s.io", "certificatesigningrequests") {
@@ -56,6 +66,12 @@ pub(crate) fn on_admit(
     } else {
         Ok(())
     }
+}
+
+/// Whether an object being deleted whose finalizers are all gone may go with this update: a namespace
+/// waits for its `spec.finalizers` too, as kube-apiserver's namespace registry does.
+pub(crate) fn may_go(rt: &ResourceType, object: &Value) -> bool {
+    !is(rt, "", "namespaces") || namespaces::spec_finalizers(object).is_empty()
 }
 
 /// A new certificate signing request names who asked for it, as kube-apiserver fills it in from the
@@ -128,6 +144,15 @@ pub(crate) fn after_write(
     if is(rt, "apps", "deployments") || is(rt, "apps", "statefulsets") {
         deployments::mark_ready(store, state, rt, namespace, name);
     }
+    if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
+        crds::establish(store, state, rt, stored);
+        api_services::reconcile(store, state);
+    }
+}
+
+/// Registers the APIServices of what is served (B9).
+pub(crate) fn keep_api_services(store: &Store, state: &mut State) {
+    api_services::reconcile(store, state);
 }
 
 /// Creates the `kubernetes` Service, or points it at `port` (B6).
@@ -165,14 +190,21 @@ pub(crate) fn on_delete(
     }
     match propagation {
         DeletePropagation::Background => None,
-        DeletePropagation::Orphan => {
-            garbage_collector::orphan_dependents(store, state, object);
-            None
-        }
+        DeletePropagation::Orphan => Some(garbage_collector::delete_orphaning(
+            store, state, rt, namespace, object,
+        )),
         DeletePropagation::Foreground => {
             garbage_collector::delete_in_foreground(store, state, rt, namespace, object)
         }
     }
+}
+
+/// After `namespaces/{name}/finalize`: a namespace being deleted that is empty and held by no one
+/// else's finalizer any more goes, as the namespace controller would see to.
+pub(crate) fn after_finalize(store: &Store, namespace: &str) -> Result<(), crate::error::Error> {
+    let mut state = store.write_lock();
+    namespaces::finish_if_empty(store, &mut state, namespace);
+    store.settle(state, Ok(()))
 }
 
 /// After an object is gone for good: collect its dependents, finish namespace or CRD teardown.

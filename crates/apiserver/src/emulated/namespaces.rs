@@ -6,12 +6,54 @@ use serde_json::{Value, json};
 
 use crate::store::{DeletePropagation, State, Store, meta};
 
+/// The namespace controller's finalizer, which it takes away once the namespace is empty.
+const KUBERNETES_FINALIZER: &str = "kubernetes";
+
 /// The fields the namespace registry sets after the write's managedFields are recorded (its name
-/// label is a default: see `apimachinery::defaults`).
-pub(super) fn admit(object: &mut Value) {
-    object["spec"] = json!({"finalizers": ["kubernetes"]});
+/// label is a default: see `apimachinery::defaults`). A new namespace gets the namespace controller's
+/// finalizer; an update keeps the stored `spec.finalizers`, which only `finalize` changes.
+pub(super) fn admit(old: Option<&Value>, object: &mut Value, finalizing: bool) {
+    match old {
+        None => object["spec"] = json!({"finalizers": [KUBERNETES_FINALIZER]}),
+        Some(_) if finalizing => {
+            let finalizers = spec_finalizers(object);
+            object["spec"] = spec_with(&finalizers);
+        }
+        Some(old) => object["spec"] = spec_with(&spec_finalizers(old)),
+    }
     if object.pointer("/status/phase").is_none() {
         object["status"] = json!({"phase": "Active"});
+    }
+}
+
+/// A namespace's `spec` as Go prints it: without `finalizers` when there are none.
+fn spec_with(finalizers: &[String]) -> Value {
+    if finalizers.is_empty() {
+        json!({})
+    } else {
+        json!({ "finalizers": finalizers })
+    }
+}
+
+pub(super) fn spec_finalizers(namespace: &Value) -> Vec<String> {
+    namespace
+        .pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The namespaces every cluster has are created by kube-apiserver itself, which records its create
+/// (the name label) in their managedFields as any writer's: without that entry, no later update of
+/// them would be recorded either. A client's create has been recorded by now, so a namespace without
+/// managedFields is one of the server's.
+pub(super) fn record_server_create(rt: &ResourceType, object: &mut Value) {
+    if object.pointer("/metadata/managedFields").is_none() {
+        crate::store::record_update(rt, None, object, "kube-apiserver", None);
     }
 }
 
@@ -21,8 +63,8 @@ pub(super) fn terminate(store: &Store, state: &mut State, rt: &ResourceType, nam
     if !meta::is_deleting(namespace) {
         let mut next = namespace.clone();
         let metadata = meta::metadata_mut(&mut next);
+        // The namespace registry deletes by its own rules: a deletion time and no grace period.
         metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
-        metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
         next["status"] = json!({"phase": "Terminating"});
         current = store.put(state, rt, "", &name, next, Some(namespace.clone()));
     }
@@ -34,7 +76,8 @@ pub(super) fn terminate(store: &Store, state: &mut State, rt: &ResourceType, nam
     store.stored(state, rt, "", &name).unwrap_or(current)
 }
 
-/// Removes a Terminating namespace once nothing is left in it.
+/// Removes a Terminating namespace once nothing is left in it, as the namespace controller does by
+/// taking its own finalizer away; a finalizer of anyone else's in `spec.finalizers` keeps it.
 pub(super) fn finish_if_empty(store: &Store, state: &mut State, namespace: &str) {
     let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
         return;
@@ -48,7 +91,20 @@ pub(super) fn finish_if_empty(store: &Store, state: &mut State, namespace: &str)
     let Some(object) = store.stored(state, &rt, "", namespace) else {
         return;
     };
-    store.remove(state, &rt, "", namespace, object);
+    let finalizers = spec_finalizers(&object);
+    let others: Vec<String> = finalizers
+        .iter()
+        .filter(|f| *f != KUBERNETES_FINALIZER)
+        .cloned()
+        .collect();
+    if others.is_empty() {
+        store.remove(state, &rt, "", namespace, object);
+    } else if others.len() != finalizers.len() {
+        // The controller's own finalizer goes; the namespace waits for the others'.
+        let mut next = object.clone();
+        next["spec"] = spec_with(&others);
+        store.put(state, &rt, "", namespace, next, Some(object));
+    }
 }
 
 fn contents(state: &State, namespace: &str) -> Vec<(std::sync::Arc<ResourceType>, String)> {

@@ -57,7 +57,7 @@ fn tolerate_node_problems(spec: &mut serde_json::Map<String, Value>) {
 
 /// Guaranteed when every container limits CPU and memory and requests what it limits (or nothing),
 /// BestEffort when none requests or limits anything, Burstable otherwise.
-fn qos_class(pod: &Value) -> &'static str {
+pub(crate) fn qos_class(pod: &Value) -> &'static str {
     let containers: Vec<&Value> = ["/spec/initContainers", "/spec/containers"]
         .iter()
         .filter_map(|p| pod.pointer(p).and_then(Value::as_array))

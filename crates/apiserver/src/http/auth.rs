@@ -14,8 +14,8 @@ use axum::{
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 
-use super::respond;
-use crate::error::Error;
+use super::{respond, service_account_tokens::ServiceAccountTokens};
+use crate::{error::Error, store::Store};
 
 /// Random bytes in a generated token: 256 bits, the strength of a kube-apiserver service-account key.
 const GENERATED_TOKEN_BYTES: usize = 32;
@@ -78,20 +78,53 @@ fn token_matches(presented: &str, expected: &SecretString) -> bool {
         .into()
 }
 
-/// Middleware: passes the request on when it carries the token, otherwise answers 401 Unauthorized
-/// without reading the body.
+/// Who a request comes from, as its token says; handlers find it in the request's extensions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Identity {
+    /// The holder of the server's own token (or anyone, with authentication off).
+    #[default]
+    Administrator,
+    /// The holder of a token issued through `serviceaccounts/{name}/token`.
+    ServiceAccount {
+        namespace: String,
+        name: String,
+        uid: String,
+    },
+}
+
+/// What a presented token is checked against.
+#[derive(Clone)]
+pub struct Credentials {
+    pub token: SecretString,
+    pub service_accounts: std::sync::Arc<ServiceAccountTokens>,
+    pub store: std::sync::Arc<Store>,
+}
+
+impl Credentials {
+    /// Whose `token` is: the server's own, or one issued to a service account that still exists.
+    pub fn identify(&self, token: &str) -> Option<Identity> {
+        if token_matches(token, &self.token) {
+            return Some(Identity::Administrator);
+        }
+        self.service_accounts.authenticate(&self.store, token)
+    }
+}
+
+/// Middleware: passes the request on when it carries the server's token or a service account's,
+/// noting whose, otherwise answers 401 Unauthorized without reading the body.
 pub async fn require_bearer_token(
-    State(expected): State<SecretString>,
-    request: Request,
+    State(credentials): State<Credentials>,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let authorized = request
+    let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(presented_token)
-        .is_some_and(|token| token_matches(token, &expected));
-    if authorized {
+        .and_then(presented_token);
+    let identity = presented.and_then(|token| credentials.identify(token));
+    if let Some(identity) = identity {
+        request.extensions_mut().insert(identity);
         return next.run(request).await;
     }
     // The method and path only: the header itself may hold a near-miss of the real token.

@@ -55,6 +55,11 @@ pub fn answer(
     let node = store
         .get(&nodes, "", node_name)
         .map_err(|_| Error::NotFound(subject(&pods, node_name)))?;
+    Err(unreachable(&node, node_name))
+}
+
+/// Why the kubelet of `node` cannot be reached: no address it reports, or none this server forwards to.
+pub(super) fn unreachable(node: &Value, node_name: &str) -> Error {
     let known: Vec<String> = node
         .pointer("/status/addresses")
         .and_then(Value::as_array)
@@ -72,12 +77,10 @@ pub fn answer(
         })
         .unwrap_or_default();
     if known.is_empty() {
-        return Err(Error::Unreachable(
-            "no preferred addresses found; known addresses: []".into(),
-        ));
+        return Error::Unclassified("no preferred addresses found; known addresses: []".into());
     }
-    Err(Error::Unreachable(format!(
+    Error::Unclassified(format!(
         "no kubelet is reachable at node {node_name:?}: the embedded server runs none; known addresses: [{}]",
         known.join(" ")
-    )))
+    ))
 }

@@ -2,19 +2,26 @@
 //! Kubernetes URL scheme (C1) because its shape (`namespaces/{ns}/{plural}/{name}/{sub}` next to
 //! `namespaces/{name}/status`) does not fit a static route table.
 
+mod access_reviews;
 pub mod audit;
 pub mod auth;
+mod authorization;
 mod computed;
 mod continuation;
 mod discovery;
+mod eviction;
 mod kubelet;
+mod namespace_finalize;
 pub mod openapi_cache;
 pub mod path;
+mod pod_resize;
 mod pods;
+mod proxies;
 mod resources;
 pub mod respond;
 pub(crate) mod reviews;
 mod scale;
+pub mod service_account_tokens;
 pub mod tls;
 mod watch;
 
@@ -44,14 +51,29 @@ pub struct Shared {
     pub started: String,
     /// Where the server listens, which `/api` publishes as its address.
     pub address: std::net::SocketAddr,
+    /// Whether streaming lists are served (the `WatchList` feature gate).
+    pub watch_list: bool,
+    /// The tokens issued for service accounts, which authenticate as them.
+    pub service_account_tokens: Arc<service_account_tokens::ServiceAccountTokens>,
+}
+
+impl Shared {
+    /// What a presented token is checked against; `None` when authentication is off.
+    pub fn credentials(&self) -> Option<auth::Credentials> {
+        self.token.clone().map(|token| auth::Credentials {
+            token,
+            service_accounts: self.service_account_tokens.clone(),
+            store: self.store.clone(),
+        })
+    }
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
     let router = Router::new().fallback(dispatch);
     // A layer runs before the fallback, so an unauthenticated request never reaches a handler.
-    let router = match shared.token.clone() {
-        Some(token) => router.layer(axum::middleware::from_fn_with_state(
-            token,
+    let router = match shared.credentials() {
+        Some(credentials) => router.layer(axum::middleware::from_fn_with_state(
+            credentials,
             auth::require_bearer_token,
         )),
         None => router,
@@ -67,6 +89,8 @@ pub struct Call {
     pub content_type: Option<String>,
     pub user_agent: Option<String>,
     pub body: bytes::Bytes,
+    /// Who sent the request, as its token says.
+    pub identity: auth::Identity,
 }
 
 async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Response {
@@ -111,6 +135,11 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> 
 
 async fn read_call(shared: &Shared, request: Request<Body>) -> Result<Call, Error> {
     let (parts, body) = request.into_parts();
+    let identity = parts
+        .extensions
+        .get::<auth::Identity>()
+        .cloned()
+        .unwrap_or_default();
     let query = parts.uri.query().map(url_decode_pairs).unwrap_or_default();
     let header = |name: header::HeaderName| {
         parts
@@ -129,6 +158,7 @@ async fn read_call(shared: &Shared, request: Request<Body>) -> Result<Call, Erro
         content_type: header(header::CONTENT_TYPE),
         user_agent: header(header::USER_AGENT),
         body,
+        identity,
     })
 }
 

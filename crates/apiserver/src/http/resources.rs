@@ -7,17 +7,17 @@ use apimachinery::{
     patch::PatchType,
     resource::{Origin, ResourceType},
     selector::{FieldSelector, LabelSelector},
-    table::{Printer, render_table},
+    table::{IncludeObject, Printer, render_table},
 };
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
 use super::{
-    Call, Shared, computed, continuation, kubelet,
+    Call, Shared, access_reviews, computed, continuation, eviction, kubelet, namespace_finalize,
     path::ResourcePath,
-    pods,
-    respond::{self, Encoding, Representation},
-    reviews, scale, watch,
+    pod_resize, pods, proxies,
+    respond::{self, Encoding, Endpoint, Representation},
+    reviews, scale, service_account_tokens, watch,
 };
 use crate::{
     admission::{self, Change},
@@ -33,16 +33,30 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
         .store
         .resolve(&target.group, &target.version, &target.plural)
         .map(|rt| rt.is_builtin());
-    let response = match (encoding, builtin) {
+    if let (
+        Encoding::Protobuf {
+            json_acceptable: false,
+        },
+        Some(false),
+    ) = (encoding, builtin)
+    {
         // Custom resources have no protobuf form (D13).
-        (
-            Encoding::Protobuf {
-                json_acceptable: false,
-            },
-            Some(false),
-        ) => {
-            return Ok(respond::protobuf_not_acceptable());
+        return Ok(respond::protobuf_not_acceptable());
+    }
+    // A kubelet's streams (logs, exec, proxies) are answered in whatever they carry.
+    let streams = target
+        .subresource
+        .as_deref()
+        .is_some_and(|sub| kubelet::SUBRESOURCES.contains(&sub));
+    match builtin {
+        Some(true) if !streams => {
+            let collection_read = call.method == Method::GET && target.name.is_none();
+            respond::check_acceptable(&call.accept, Endpoint::BuiltIn { collection_read })?
         }
+        Some(false) => respond::check_acceptable(&call.accept, Endpoint::Custom)?,
+        _ => {}
+    }
+    let response = match (encoding, builtin) {
         (Encoding::Protobuf { .. }, Some(true)) => {
             let response = serve(shared, target, call)
                 .await
@@ -94,7 +108,28 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
     }
     if apimachinery::resource::is_review(&rt) {
         return match (&call.method, target.name.as_deref()) {
-            (&Method::POST, None) => reviews::answer(&rt, parse_body(&call, &rt)?.0),
+            (&Method::POST, None) if rt.plural == "bindings" => {
+                let binding = parse_body(&call, &rt)?.0;
+                let pod = meta::name(&binding).to_owned();
+                let pods = shared
+                    .store
+                    .resolve("", "v1", "pods")
+                    .ok_or(Error::UnknownResource)?;
+                let namespace = target.namespace.clone().unwrap_or_default();
+                pods::bind(shared, &pods, &namespace, &pod, &call)
+            }
+            (&Method::POST, None) if access_reviews::answers(&rt) => access_reviews::answer(
+                shared,
+                &rt,
+                parse_body(&call, &rt)?.0,
+                target.namespace.as_deref(),
+            ),
+            (&Method::POST, None) => {
+                let manager = write_options(&call, Vec::new())?
+                    .field_manager
+                    .unwrap_or_default();
+                reviews::answer(&rt, parse_body(&call, &rt)?.0, &manager, &call.identity)
+            }
             _ => Err(Error::MethodNotAllowed("a review is only created".into())),
         };
     }
@@ -133,20 +168,16 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
             target.subresource.as_deref(),
         ) {
             (&Method::GET, None, None) => {
-                let items = computed::list(&shared.store, &rt, &shared.started);
+                let items = computed::list();
                 let refs: Vec<&Value> = items.iter().collect();
                 if respond::negotiate(&call.accept) == Representation::Table {
-                    return Ok(respond::json(200, &table(&rt, &refs, "", None)));
+                    return Ok(respond::json(200, &table(&rt, &refs, "", None, &call)?));
                 }
                 let mut list = list_body(&rt, items, "", None);
                 list["metadata"] = json!({});
                 Ok(respond::json(200, &shaped_list(&list, &call)))
             }
-            (&Method::GET, Some(name), None) => Ok(represent_one(
-                &rt,
-                computed::get(&shared.store, &rt, &shared.started, name)?,
-                &call,
-            )),
+            (&Method::GET, Some(name), None) => represent_one(&rt, computed::get(&rt, name)?, &call),
             (_, _, Some(_)) => Err(Error::UnknownResource),
             _ => Err(Error::MethodNotAllowed(
                 "the server does not allow this method on the requested resource".into(),
@@ -168,6 +199,27 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         (Some("binding"), Some(name)) if is_pods => {
             return pods::bind(shared, &rt, &namespace, name, &call);
         }
+        (Some("eviction"), Some(name)) if is_pods => {
+            return eviction::evict(shared, &rt, &namespace, name, &call);
+        }
+        (Some("resize"), Some(name)) if is_pods => {
+            return pod_resize::resize(shared, &rt, &namespace, name, &call);
+        }
+        (Some(sub), Some(name)) if rt.is_builtin() && rt.group.is_empty() => {
+            match (rt.plural.as_str(), sub) {
+                ("namespaces", "finalize") => {
+                    return namespace_finalize::finalize(shared, &rt, name, &call);
+                }
+                ("services", "proxy") => {
+                    return proxies::service(&shared.store, &namespace, name, &call.method);
+                }
+                ("nodes", "proxy") => return proxies::node(&shared.store, name, &call.method),
+                ("serviceaccounts", "token") => {
+                    return service_account_tokens::request_token(shared, &rt, &namespace, name, &call);
+                }
+                _ => return Err(Error::UnknownResource),
+            }
+        }
         (Some(_), _) => return Err(Error::UnknownResource),
     };
     let watching = matches!(call.query.get("watch").map(String::as_str), Some("true" | "1"));
@@ -188,7 +240,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                 .await?
                 .pop()
                 .unwrap_or(Value::Null);
-            Ok(represent_one(&rt, object, &call))
+            represent_one(&rt, object, &call)
         }
         (&Method::POST, None) => {
             if rt.namespaced && target.namespace.is_none() {
@@ -262,15 +314,15 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
     }
 }
 
-fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Response {
+fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Result<Response> {
     if respond::negotiate(&call.accept) == Representation::Table {
         let rv = meta::resource_version(&object).unwrap_or_default().to_owned();
-        return respond::json(200, &table(rt, &[&object], &rv, None));
+        return Ok(respond::json(200, &table(rt, &[&object], &rv, None, call)?));
     }
     if respond::negotiate(&call.accept) == Representation::Metadata {
-        return respond::json(200, &respond::partial_metadata(&object));
+        return Ok(respond::json(200, &respond::partial_metadata(&object)));
     }
-    respond::json(200, &object)
+    Ok(respond::json(200, &object))
 }
 
 /// `list`, or its `PartialObjectMetadataList` when the client asked for metadata alone.
@@ -281,15 +333,27 @@ fn shaped_list(list: &Value, call: &Call) -> Value {
     }
 }
 
-fn table(rt: &ResourceType, rows: &[&Value], resource_version: &str, token: Option<&str>) -> Value {
-    render_table(
+fn table(
+    rt: &ResourceType,
+    rows: &[&Value],
+    resource_version: &str,
+    token: Option<&str>,
+    call: &Call,
+) -> Result<Value> {
+    Ok(render_table(
         &Printer::for_type(rt),
         rows,
         true,
+        include_object(call)?,
         resource_version,
         token,
         jiff::Timestamp::now(),
-    )
+    ))
+}
+
+/// What a Table's rows carry of their objects, as the request's `includeObject` asks.
+pub(super) fn include_object(call: &Call) -> Result<IncludeObject> {
+    IncludeObject::parse(call.query.get("includeObject").map(String::as_str)).map_err(Error::BadRequest)
 }
 
 /// The body of a create or an update, and the fields it repeats (for `fieldValidation`).
@@ -313,8 +377,19 @@ pub(super) fn parse_body(call: &Call, rt: &ResourceType) -> Result<(Value, Vec<S
         (value, Vec::new())
     } else {
         // No Content-Type (the Python client) means JSON (D10).
-        let decoded = apimachinery::decoding::decode_json(&call.body)
-            .map_err(|e| Error::BadRequest(format!("error decoding JSON: {e}")))?;
+        let decoded = apimachinery::decoding::decode_json(&call.body).map_err(|e| {
+            match apimachinery::json_syntax::go_syntax_error(&call.body) {
+                // kube-apiserver looks for the body's kind first, so a body that is not JSON fails
+                // there, and its message quotes Go's decoder and the start of the body.
+                Some(why) => Error::BadRequest(format!(
+                    "the object provided is unrecognized (must be of type {}): couldn't get version/kind; \
+                     json parse error: {why} ({})",
+                    rt.kind,
+                    summary(&call.body)
+                )),
+                None => Error::BadRequest(format!("error decoding JSON: {e}")),
+            }
+        })?;
         (decoded.value, decoded.duplicate_fields)
     };
     if !value.is_object() {
@@ -323,6 +398,17 @@ pub(super) fn parse_body(call: &Call, rt: &ResourceType) -> Result<(Value, Vec<S
         ));
     }
     Ok((value, duplicates))
+}
+
+/// The start of a body, as kube-apiserver quotes one it cannot read: at most 30 bytes.
+fn summary(body: &[u8]) -> String {
+    const SHOWN: usize = 30;
+    match body {
+        [] => "<empty>".to_owned(),
+        [0, ..] => format!("<binary {} bytes>", body.len()),
+        _ if body.len() > SHOWN => format!("{} ...", String::from_utf8_lossy(&body[..SHOWN])),
+        _ => String::from_utf8_lossy(body).into_owned(),
+    }
 }
 
 /// The media types a body of `rt` may come in: protobuf for the built-in kinds alone (D9).
@@ -365,8 +451,11 @@ pub(super) fn parse_patch(call: &Call, patch_type: PatchType) -> Result<(Value, 
             .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?;
         return Ok((value, Vec::new()));
     }
-    let decoded = apimachinery::decoding::decode_json(&call.body)
-        .map_err(|e| Error::BadRequest(format!("error decoding patch: {e}")))?;
+    // The message quotes Go's JSON decoder, as kube-apiserver's does.
+    let decoded = apimachinery::decoding::decode_json(&call.body).map_err(|e| {
+        let why = apimachinery::json_syntax::go_syntax_error(&call.body).unwrap_or_else(|| e.to_string());
+        Error::BadRequest(format!("error decoding patch: {why}"))
+    })?;
     // A JSON patch is a list of operations, not an object: its repeated keys are not fields.
     let duplicates = match patch_type {
         PatchType::Json => Vec::new(),
@@ -470,6 +559,11 @@ fn delete_options(call: &Call, rt: &ResourceType) -> Result<DeleteOptions> {
         serde_json::from_slice(&call.body)
             .map_err(|e| Error::BadRequest(format!("error decoding DeleteOptions: {e}")))?
     };
+    delete_options_of(call, &body)
+}
+
+/// The options of a delete written as `body` (a DeleteOptions object), with the query's beside them.
+pub(super) fn delete_options_of(call: &Call, body: &Value) -> Result<DeleteOptions> {
     let policy = body
         .get("propagationPolicy")
         .and_then(Value::as_str)
@@ -683,14 +777,7 @@ async fn list(
     let resource_version = resource_version.to_string();
     if respond::negotiate(&call.accept) == Representation::Table {
         let refs: Vec<&Value> = page.iter().collect();
-        let table = render_table(
-            &Printer::for_type(rt),
-            &refs,
-            true,
-            &resource_version,
-            token.as_deref(),
-            jiff::Timestamp::now(),
-        );
+        let table = table(rt, &refs, &resource_version, token.as_deref(), call)?;
         return Ok(respond::json(200, &table));
     }
     let list = list_body(

@@ -225,6 +225,79 @@ pub async fn into_protobuf(response: Response) -> Response {
     }
 }
 
+/// The media types kube-apiserver answers a resource request in.
+const PRODUCED: [&str; 3] = [
+    "application/json",
+    "application/yaml",
+    apimachinery::protobuf::MEDIA_TYPE,
+];
+/// What a collection's GET, which also serves watches, answers in besides: the streaming forms of the
+/// media types that have one (YAML has none).
+const STREAMED: [&str; 2] = [
+    "application/json;stream=watch",
+    "application/vnd.kubernetes.protobuf;stream=watch",
+];
+
+/// Who answers a resource request on a real cluster, which decides how its Accept header is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A built-in kind, served through kube-apiserver's router: it keeps a request whose Accept header
+    /// lists `*/*` or one of the media types the route produces exactly, parameters aside.
+    BuiltIn { collection_read: bool },
+    /// A custom resource, served by the CRD handler: it matches media ranges (`application/*`) too, and
+    /// answers JSON or YAML only (a protobuf-only request is refused in protobuf, before this check).
+    Custom,
+}
+
+/// 406 for an Accept header that names nothing `endpoint` can answer in, worded as the real server
+/// words it. No Accept header at all accepts anything.
+pub fn check_acceptable(accept: &str, endpoint: Endpoint) -> Result<(), Error> {
+    if accept.trim().is_empty() {
+        return Ok(());
+    }
+    // Each entry's media type, parameters aside; the parsers on both paths trim spaces alone.
+    let mut essences = accept
+        .split(',')
+        .map(|entry| entry.split(';').next().unwrap_or_default().trim_matches(' '));
+    match endpoint {
+        Endpoint::BuiltIn { collection_read } => {
+            if essences.any(|essence| essence == "*/*" || PRODUCED.contains(&essence)) {
+                return Ok(());
+            }
+            let mut available = PRODUCED.to_vec();
+            if collection_read {
+                available.extend(STREAMED);
+            }
+            Err(Error::NotAcceptable {
+                message: format!(
+                    "406: Not Acceptable\n\nAvailable representations: {}",
+                    available.join(", ")
+                ),
+                routed: true,
+            })
+        }
+        Endpoint::Custom => {
+            if essences.any(|essence| {
+                let range = match essence.split_once('/') {
+                    Some((kind, sub)) => (kind.trim_matches(' '), sub.trim_matches(' ')),
+                    // A bare `*` is read as `*/*`; any other bare word names nothing.
+                    None => (essence, if essence == "*" { "*" } else { "" }),
+                };
+                matches!(range, ("*", "*") | ("application", "*" | "json" | "yaml"))
+            }) {
+                return Ok(());
+            }
+            Err(Error::NotAcceptable {
+                message: format!(
+                    "only the following media types are accepted: {}",
+                    PRODUCED.join(", ")
+                ),
+                routed: false,
+            })
+        }
+    }
+}
+
 /// 406 for a custom resource asked for in protobuf alone, as a protobuf Status as kube-apiserver
 /// writes it.
 pub fn protobuf_not_acceptable() -> Response {
@@ -259,6 +332,80 @@ mod tests {
             Representation::Object
         );
         assert_eq!(negotiate(""), Representation::Object);
+    }
+
+    #[test]
+    fn what_clients_send_is_acceptable_and_a_type_nothing_produces_is_not() {
+        let sent = [
+            "",
+            "*/*",
+            "application/json",
+            "application/json, */*",
+            "application/vnd.kubernetes.protobuf, */*",
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+            "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+            "application/yaml",
+            "application/json;stream=watch",
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        ];
+        let builtin = Endpoint::BuiltIn {
+            collection_read: true,
+        };
+        for accept in sent {
+            assert!(check_acceptable(accept, builtin).is_ok(), "{accept}");
+            assert!(check_acceptable(accept, Endpoint::Custom).is_ok(), "{accept}");
+        }
+        for refused in ["text/html", "text/*", "application/xml, text/plain"] {
+            assert!(check_acceptable(refused, builtin).is_err(), "{refused}");
+            assert!(check_acceptable(refused, Endpoint::Custom).is_err(), "{refused}");
+        }
+        // The CRD handler matches media ranges; kube-apiserver's router, in front of the built-in
+        // kinds, compares media types as they are written.
+        assert!(check_acceptable("application/*", Endpoint::Custom).is_ok());
+        assert!(check_acceptable("*", Endpoint::Custom).is_ok());
+        assert!(check_acceptable("application/*", builtin).is_err());
+    }
+
+    #[test]
+    fn not_acceptable_lists_what_the_endpoint_answers_in() {
+        let status = |endpoint| {
+            check_acceptable("text/html", endpoint)
+                .map_err(|e| e.to_status())
+                .unwrap_err()
+        };
+        let list = status(Endpoint::BuiltIn {
+            collection_read: true,
+        });
+        assert_eq!(
+            (&list["code"], &list["reason"], &list["details"]),
+            (
+                &serde_json::json!(406),
+                &serde_json::json!("NotAcceptable"),
+                &serde_json::json!({})
+            )
+        );
+        assert_eq!(
+            list["message"],
+            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, \
+             application/vnd.kubernetes.protobuf, application/json;stream=watch, \
+             application/vnd.kubernetes.protobuf;stream=watch"
+        );
+        let one = status(Endpoint::BuiltIn {
+            collection_read: false,
+        });
+        assert_eq!(
+            one["message"],
+            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, \
+             application/vnd.kubernetes.protobuf"
+        );
+        let custom = status(Endpoint::Custom);
+        assert_eq!(
+            custom["message"],
+            "only the following media types are accepted: application/json, application/yaml, \
+             application/vnd.kubernetes.protobuf"
+        );
+        assert!(custom.get("details").is_none(), "{custom}");
     }
 
     #[test]

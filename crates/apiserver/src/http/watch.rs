@@ -7,7 +7,7 @@ use std::{sync::Arc, time::Duration};
 use apimachinery::{
     resource::ResourceType,
     selector::{FieldSelector, LabelSelector},
-    table::{Printer, render_table},
+    table::{IncludeObject, Printer, render_table},
 };
 use axum::{body::Body, http::header, response::Response};
 use bytes::Bytes;
@@ -16,7 +16,7 @@ use tokio::sync::{broadcast::error::RecvError, mpsc};
 
 use super::{
     Call, Shared,
-    resources::selectors,
+    resources::{self, selectors},
     respond::{self, Encoding, Representation},
 };
 use crate::{
@@ -46,6 +46,82 @@ impl Filter {
     }
 }
 
+/// A watch's `resourceVersion`, as kube-apiserver's storage parses it: what `strconv.ParseUint` refuses
+/// reaches the client as Go's error text in a 500 without a reason, since the storage layer gives it
+/// no Status of its own.
+fn parse_resource_version(text: &str) -> Result<u64> {
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let refused = match text.parse::<u64>() {
+        Ok(version) if digits => return Ok(version),
+        Err(e) if digits && *e.kind() == std::num::IntErrorKind::PosOverflow => "value out of range",
+        // Rust accepts a leading `+`, Go does not.
+        _ => "invalid syntax",
+    };
+    let quoted = apimachinery::schema::messages::go_quote(text);
+    Err(Error::Unclassified(format!(
+        "resourceVersion: Invalid value: {quoted}: strconv.ParseUint: parsing {quoted}: {refused}"
+    )))
+}
+
+/// kube-apiserver's validation of a watch's list options: `sendInitialEvents` only with the
+/// `WatchList` gate and `resourceVersionMatch=NotOlderThan`, which in turn only with
+/// `sendInitialEvents` and without `continue`.
+fn validate_watch_options<'a>(query: &impl Fn(&str) -> Option<&'a str>, watch_list: bool) -> Result<()> {
+    const NOT_OLDER_THAN: &str = "NotOlderThan";
+    let forbidden = |field: &str, detail: &str| {
+        apimachinery::FieldCause::new("FieldValueForbidden", field, format!("Forbidden: {detail}"))
+    };
+    let initial_events = query("sendInitialEvents").is_some();
+    let matching = query("resourceVersionMatch").unwrap_or_default();
+    let mut causes = Vec::new();
+    if initial_events {
+        if matching != NOT_OLDER_THAN {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !watch_list {
+            causes.push(forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            ));
+        }
+    }
+    if !matching.is_empty() {
+        if !initial_events {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if matching != NOT_OLDER_THAN {
+            causes.push(apimachinery::FieldCause::new(
+                "FieldValueNotSupported",
+                "resourceVersionMatch",
+                format!("Unsupported value: {matching:?}: supported values: \"{NOT_OLDER_THAN}\""),
+            ));
+        }
+        if query("continue").is_some_and(|c| !c.is_empty()) {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid {
+        kind_group: "ListOptions.meta.k8s.io".into(),
+        subject: crate::error::Subject {
+            group: "meta.k8s.io".into(),
+            ..Default::default()
+        },
+        causes,
+    })
+}
+
 pub fn serve(
     shared: &Arc<Shared>,
     rt: Arc<ResourceType>,
@@ -61,31 +137,23 @@ pub fn serve(
     };
     let query = |key: &str| call.query.get(key).map(String::as_str);
     let bookmarks = query("allowWatchBookmarks") == Some("true");
+    validate_watch_options(&query, shared.watch_list)?;
     let initial_events = query("sendInitialEvents") == Some("true");
-    if initial_events && (!bookmarks || query("resourceVersionMatch") != Some("NotOlderThan")) {
-        return Err(Error::Invalid {
-            kind_group: rt.kind.clone(),
-            subject: Default::default(),
-            causes: vec![apimachinery::FieldCause::new(
-                "FieldValueForbidden",
-                "sendInitialEvents",
-                "Forbidden: sendInitialEvents requires setting allowWatchBookmarks=true and resourceVersionMatch=NotOlderThan",
-            )],
-        });
-    }
     let since = match query("resourceVersion") {
         None | Some("") | Some("0") => None,
         Some(_) if initial_events => None,
-        Some(rv) => Some(
-            rv.parse::<u64>()
-                .map_err(|_| Error::BadRequest(format!("invalid resourceVersion {rv:?}")))?,
-        ),
+        Some(rv) => Some(parse_resource_version(rv)?),
     };
     let timeout = query("timeoutSeconds")
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
     let table = respond::negotiate(&call.accept) == Representation::Table;
+    let include = if table {
+        resources::include_object(call)?
+    } else {
+        IncludeObject::default()
+    };
     let metadata_only = respond::negotiate(&call.accept) == Representation::Metadata;
     let protobuf = rt.is_builtin() && matches!(respond::encoding(&call.accept), Encoding::Protobuf { .. });
     let (sender, receiver) = mpsc::channel::<Bytes>(256);
@@ -98,6 +166,7 @@ pub fn serve(
             store: store.clone(),
             rt,
             table,
+            include,
             metadata_only,
             protobuf,
             headers_sent: false,
@@ -116,7 +185,8 @@ pub fn serve(
                 return;
             }
         }
-        if initial_events {
+        // The end of the initial events is a bookmark, for a client that takes bookmarks.
+        if initial_events && bookmarks {
             let marker = json!({"k8s.io/initial-events-end": "true"});
             if !stream.bookmark(start.resource_version, Some(marker)).await {
                 return;
@@ -195,6 +265,8 @@ struct Stream {
     store: Arc<Store>,
     rt: Arc<ResourceType>,
     table: bool,
+    /// What a Table's rows carry of their objects.
+    include: IncludeObject,
     /// Objects reduced to their metadata (`PartialObjectMetadata`).
     metadata_only: bool,
     /// Events as protobuf frames rather than JSON lines.
@@ -300,6 +372,7 @@ impl Stream {
             &Printer::for_type(&self.rt),
             &[&object],
             !self.headers_sent,
+            self.include,
             &rv,
             None,
             jiff::Timestamp::now(),

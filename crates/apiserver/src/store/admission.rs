@@ -37,7 +37,6 @@ impl Store {
     /// Validation, defaulting and pruning (V2, V3, V5, B4, B5): the object as it will be stored, or 422.
     pub(super) fn admit(
         &self,
-        state: &State,
         rt: &Arc<ResourceType>,
         name: &str,
         mut object: Value,
@@ -92,7 +91,6 @@ impl Store {
         if !causes.is_empty() {
             return Err(invalid(rt, name, causes));
         }
-        let _ = state;
         Ok((object, warnings))
     }
 
@@ -114,17 +112,18 @@ impl Store {
                 plural: "namespaces".into(),
                 name: namespace.to_owned(),
             })),
-            Some(ns) if ns.is_deleting() => Err(Error::Forbidden(format!(
-                "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
-                subject(rt, name).qualified_plural
-            ))),
+            Some(ns) if ns.is_deleting() => Err(Error::NamespaceTerminating {
+                subject: subject(rt, name),
+                namespace: namespace.to_owned(),
+            }),
             Some(_) => Ok(()),
         }
     }
 
     /// Kind-specific steps on create (CRDs register, namespaces get their finalizer, Services an IP).
     pub(super) fn on_create(&self, state: &mut State, rt: &ResourceType, object: &mut Value) -> Result<()> {
-        emulated::on_admit(state, rt, None, object).map_err(|causes| invalid(rt, meta::name(object), causes))
+        emulated::on_admit(state, rt, None, object, None)
+            .map_err(|causes| invalid(rt, meta::name(object), causes))
     }
 
     pub(super) fn on_update(
@@ -133,8 +132,9 @@ impl Store {
         rt: &ResourceType,
         old: &Value,
         object: &mut Value,
+        subresource: Option<&str>,
     ) -> Result<()> {
-        emulated::on_admit(state, rt, Some(old), object)
+        emulated::on_admit(state, rt, Some(old), object, subresource)
             .map_err(|causes| invalid(rt, meta::name(object), causes))
     }
 }
@@ -176,6 +176,23 @@ pub(super) fn check_type_meta(rt: &ResourceType, object: &Value) -> Result<()> {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let events_alias = rt.plural == "events" && kind == "Event";
+        if kind != rt.kind
+            && !events_alias
+            && rt.is_builtin()
+            && apimachinery::protobuf::knows(api_version, kind)
+        {
+            // kube-apiserver decodes the body as the kind it names, then fails to convert it into the
+            // path's internal type (Go package `core` for the core group, else the group's first label).
+            let version = api_version.rsplit('/').next().unwrap_or(api_version);
+            let internal = match rt.group.split('.').next().unwrap_or_default() {
+                "" => "core",
+                group => group,
+            };
+            return Err(Error::BadRequest(format!(
+                "{kind} in version {version:?} cannot be handled as a {}: converting ({version}.{kind}) to ({internal}.{}): unknown conversion",
+                rt.kind, rt.kind
+            )));
+        }
         if (kind != rt.kind || (api_version != rt.api_version() && !api_version.is_empty())) && !events_alias
         {
             return Err(Error::BadRequest(format!(
@@ -227,5 +244,27 @@ fn coerce_object_meta(object: &mut Value) {
             shaped.remove("creationTimestamp");
         }
         object["metadata"] = Value::Object(shaped);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_body_of_another_built_in_kind_is_refused_as_go_fails_to_convert_it() {
+        let config_maps = apimachinery::resource::builtins()
+            .into_iter()
+            .find(|rt| rt.group.is_empty() && rt.kind == "ConfigMap")
+            .expect("ConfigMaps are served");
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
+        let refused = check_type_meta(&config_maps, &secret).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            r#"Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion"#
+        );
+        let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert!(check_type_meta(&config_maps, &config_map).is_ok());
     }
 }

@@ -20,6 +20,9 @@ pub fn present_owned(rt: &ResourceType, mut object: Value) -> Value {
     if rt.group == "events.k8s.io" && rt.plural == "events" {
         object = core_event_to_events_v1(&object);
     }
+    if is_autoscaling_v1(rt) {
+        object = apimachinery::conversion::horizontal_pod_autoscaler_to_v1(object);
+    }
     if let Some(map) = object.as_object_mut() {
         map.insert("apiVersion".into(), json!(rt.api_version()));
         map.insert("kind".into(), json!(rt.kind));
@@ -35,10 +38,21 @@ pub fn is_events_v1(rt: &ResourceType) -> bool {
     rt.group == "events.k8s.io" && rt.plural == "events"
 }
 
+/// Whether `rt` is autoscaling/v1's HorizontalPodAutoscalers, which are stored as autoscaling/v2's.
+pub fn is_autoscaling_v1(rt: &ResourceType) -> bool {
+    rt.is_builtin()
+        && rt.group == "autoscaling"
+        && rt.version == "v1"
+        && rt.plural == "horizontalpodautoscalers"
+}
+
 /// The apiVersion and kind of the Go type `rt`'s objects are stored as.
 pub fn storage_type(rt: &ResourceType) -> (String, &str) {
     if is_events_v1(rt) {
         return ("v1".into(), "Event");
+    }
+    if is_autoscaling_v1(rt) {
+        return ("autoscaling/v2".into(), &rt.kind);
     }
     (rt.api_version(), &rt.kind)
 }
@@ -47,6 +61,9 @@ pub fn storage_type(rt: &ResourceType) -> (String, &str) {
 pub fn to_storage(rt: &ResourceType, mut object: Value) -> Value {
     if is_events_v1(rt) {
         return events_v1_to_core_event(&object);
+    }
+    if is_autoscaling_v1(rt) {
+        return apimachinery::conversion::horizontal_pod_autoscaler_to_v2(object);
     }
     // A client may leave out apiVersion and kind (the Python client's models do): the request's path
     // says them, and the managedFields entry of the write names that version.
@@ -61,15 +78,38 @@ pub fn name_rule(rt: &ResourceType) -> NameRule {
     match (rt.group.as_str(), rt.plural.as_str()) {
         ("", "namespaces") => NameRule::Label,
         ("", "services") => NameRule::Dns1035Label,
+        ("apiregistration.k8s.io", "apiservices") => NameRule::PathSegment,
         _ => NameRule::Subdomain,
     }
 }
 
 /// Whether `metadata.generation` counts changes to the spec of `rt`'s objects. The real server keeps it
-/// for custom resources, CRDs and the workload kinds, and leaves it unset on the others (ConfigMaps,
-/// Secrets, Services, Namespaces, Leases, Events, RBAC objects).
+/// for custom resources, CRDs, the workload kinds and the policies whose status says which generation
+/// it observed, and leaves it unset on the others (ConfigMaps, Secrets, Services, Namespaces, Leases,
+/// Events, RBAC objects, volumes, quotas, controller revisions).
 pub fn tracks_generation(rt: &ResourceType) -> bool {
-    !rt.is_builtin() || matches!(rt.group.as_str(), "apps" | "apiextensions.k8s.io") || rt.plural == "pods"
+    if !rt.is_builtin() {
+        return true;
+    }
+    match rt.group.as_str() {
+        "apps" => rt.plural != "controllerrevisions",
+        "apiextensions.k8s.io" | "flowcontrol.apiserver.k8s.io" => true,
+        "" => matches!(
+            rt.plural.as_str(),
+            "pods" | "podtemplates" | "replicationcontrollers"
+        ),
+        "batch" => rt.plural == "cronjobs",
+        "networking.k8s.io" => matches!(
+            rt.plural.as_str(),
+            "ingresses" | "ingressclasses" | "networkpolicies"
+        ),
+        "policy" | "scheduling.k8s.io" => true,
+        "admissionregistration.k8s.io" => matches!(
+            rt.plural.as_str(),
+            "validatingadmissionpolicies" | "validatingadmissionpolicybindings"
+        ),
+        _ => false,
+    }
 }
 
 /// Sets `metadata.generation` to `generation` where `rt` keeps one.
@@ -83,6 +123,9 @@ pub fn set_generation(rt: &ResourceType, object: &mut Value, generation: i64) {
 /// Webhook configurations are checked here too, having no schema to say their rules.
 pub fn validate_common(rt: &ResourceType, object: &Value) -> Vec<FieldCause> {
     let mut causes = validate_metadata(object, name_rule(rt));
+    if rt.is_builtin() && rt.group == "apps" {
+        causes.extend(apimachinery::validation::workloads::validate(&rt.kind, object));
+    }
     if rt.group == "admissionregistration.k8s.io"
         && apimachinery::webhook_configurations::is_webhook_configuration(&rt.kind)
     {

@@ -138,7 +138,7 @@ impl Store {
     /// A memory-only store: everything is gone when it is dropped.
     pub fn new(history: HistoryLimits) -> Arc<Store> {
         let store = Store::with_state(history, persist::Loaded::default(), None);
-        store.create_default_namespaces();
+        store.create_cluster_defaults();
         store
     }
 
@@ -151,7 +151,7 @@ impl Store {
         };
         let (journal, loaded) = persist::Journal::open(dir)?;
         let store = Store::with_state(history, loaded, Some(journal));
-        store.create_default_namespaces();
+        store.create_cluster_defaults();
         if let Some(journal) = &store.journal {
             // Fails now, not at the first request, when the disk refuses the first commit.
             journal.wait_durable(store.current_resource_version())?;

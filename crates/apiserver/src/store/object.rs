@@ -44,6 +44,11 @@ impl StoredObject {
         self.0.is_empty()
     }
 
+    /// Whether both are the same stored version: every write stores a new one.
+    pub fn is_same_version(&self, other: &StoredObject) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     pub fn decode(&self) -> Value {
         // Only `encode` makes these bytes, so they always parse; Null would only mean a bug here.
         serde_json::from_slice(&self.0).unwrap_or(Value::Null)

@@ -1,5 +1,6 @@
 //! Patches: JSON, merge, strategic merge and server-side apply (which creates what is missing).
-//! Each ends as an update (or a create) of the patched object, under the store lock.
+//! Each ends as an update (or a create) of the patched object, computed outside the store lock and
+//! committed under it, as updates are.
 
 use std::sync::Arc;
 
@@ -27,6 +28,8 @@ fn recorded_by_apply(options: &WriteOptions) -> WriteOptions {
 }
 
 impl Store {
+    /// A patch, computed and admitted outside the lock as an update is: against the object read under
+    /// a first lock, stored under a second if no other write came between, computed again otherwise.
     #[allow(clippy::too_many_arguments)]
     pub fn patch(
         &self,
@@ -38,9 +41,7 @@ impl Store {
         options: &WriteOptions,
         status_only: bool,
     ) -> Result<Written> {
-        let mut state = self.write_lock();
-        let result = self.patch_checked(
-            &mut state,
+        let request = PatchRequest {
             rt,
             namespace,
             name,
@@ -48,38 +49,95 @@ impl Store {
             body,
             options,
             status_only,
-        );
-        self.settle(state, result)
+        };
+        loop {
+            let Some(read) = Self::stored_object(&self.lock(), rt, namespace, name).cloned() else {
+                // Nothing to patch: apply creates it (under the lock, as any create may), the others
+                // are 404.
+                let mut state = self.write_lock();
+                let result = self.patch_locked(&mut state, &request);
+                return self.settle(state, result);
+            };
+            let old = options.current.clone().unwrap_or_else(|| read.decode());
+            let (patched, options) = request.patched(&old)?;
+            let prepared = self
+                .prepare_update(rt, namespace, name, old, patched, &options, status_only)
+                .map_err(Error::for_patch)?;
+            let mut state = self.write_lock();
+            if !Self::stored_object(&state, rt, namespace, name).is_some_and(|now| now.is_same_version(&read))
+            {
+                continue;
+            }
+            let result = self
+                .commit_update(&mut state, rt, namespace, name, prepared, &options)
+                .map_err(Error::for_patch);
+            return self.settle(state, result);
+        }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn patch_checked(
-        &self,
-        state: &mut State,
-        rt: &Arc<ResourceType>,
-        namespace: &str,
-        name: &str,
-        patch_type: PatchType,
-        body: &Value,
-        options: &WriteOptions,
-        status_only: bool,
-    ) -> Result<Written> {
+    /// A patch under the lock: of the stored object, or apply's create of a missing one.
+    fn patch_locked(&self, state: &mut State, request: &PatchRequest<'_>) -> Result<Written> {
+        let PatchRequest {
+            rt,
+            namespace,
+            name,
+            options,
+            ..
+        } = *request;
         let old = self
             .stored(state, rt, namespace, name)
             .map(|stored| options.current.clone().unwrap_or(stored));
         let Some(old) = old else {
-            if patch_type != PatchType::Apply {
+            if request.patch_type != PatchType::Apply {
                 return Err(Error::NotFound(subject(rt, name)));
             }
             // Server-side apply creates what is missing (P4).
-            check_apply_identity(rt, body)?;
-            let mut object = server_side_apply(rt, None, body, options, status_only)
+            check_apply_identity(rt, request.body)?;
+            let mut object = server_side_apply(rt, None, request.body, options, request.status_only)
                 .map_err(|e| machinery(rt, name, e))?;
             meta::metadata_mut(&mut object).insert("name".into(), json!(name));
             return self.create_locked(state, rt, namespace, object, &recorded_by_apply(options));
         };
-        let live = lifecycle::present(rt, &old);
-        let patched = match patch_type {
+        let (patched, options) = request.patched(&old)?;
+        self.update_locked(
+            state,
+            rt,
+            namespace,
+            name,
+            old,
+            patched,
+            &options,
+            request.status_only,
+        )
+        .map_err(Error::for_patch)
+    }
+}
+
+/// What a patch request asks.
+struct PatchRequest<'a> {
+    rt: &'a Arc<ResourceType>,
+    namespace: &'a str,
+    name: &'a str,
+    patch_type: PatchType,
+    body: &'a Value,
+    options: &'a WriteOptions,
+    status_only: bool,
+}
+
+impl PatchRequest<'_> {
+    /// The patched object, and the options of the update it becomes.
+    fn patched(&self, old: &Value) -> Result<(Value, WriteOptions)> {
+        let PatchRequest {
+            rt,
+            namespace,
+            name,
+            body,
+            options,
+            status_only,
+            ..
+        } = *self;
+        let live = lifecycle::present(rt, old);
+        let patched = match self.patch_type {
             PatchType::Merge => patch::merge_patch(&live, body),
             PatchType::Json => patch::json_patch(&live, body),
             PatchType::Strategic if !rt.is_builtin() => {
@@ -97,12 +155,11 @@ impl Store {
         }
         .map_err(|e| machinery(rt, name, e))?;
         check_body_identity(rt, namespace, name, &patched)?;
-        let options = match patch_type {
-            PatchType::Apply => &recorded_by_apply(options),
-            _ => options,
+        let options = match self.patch_type {
+            PatchType::Apply => recorded_by_apply(options),
+            _ => options.clone(),
         };
-        self.update_locked(state, rt, namespace, name, old, patched, options, status_only)
-            .map_err(Error::for_patch)
+        Ok((patched, options))
     }
 }
 

@@ -2,13 +2,17 @@
 //! decodes every body into its Go struct: a value of the wrong type (`data: {x: true}` in a ConfigMap)
 //! is 400 BadRequest, and a field the type does not have is an unknown field, for `fieldValidation`.
 //!
-//! Go's decoder names the innermost Go struct in its message (`DeploymentSpec.spec.replicas`); the
-//! Rust types carry no such names, so the kind stands for it (`Deployment.spec.replicas`), which is
-//! exact for the kind's own fields (`ConfigMap.data`).
+//! Go's decoder names the Go struct that declares the field in its message
+//! (`DeploymentSpec.spec.replicas`); the Rust types carry no such names, so the struct is found in
+//! the protobuf descriptors of the Go types, whose messages bear their names. The kind stands for it
+//! where the path leaves them.
 
 use k8s_openapi::{
     Resource,
-    api::{admissionregistration, apps, batch, certificates, coordination, core, discovery, rbac},
+    api::{
+        admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery,
+        flowcontrol, networking, node, policy, rbac, scheduling, storage,
+    },
     apiextensions_apiserver::pkg::apis::apiextensions,
     kube_aggregator::pkg::apis::apiregistration,
 };
@@ -46,6 +50,33 @@ pub fn check(rt: &ResourceType, object: &mut Value) -> Result<Vec<String>, Probl
         "", "ServiceAccount" => core::v1::ServiceAccount;
         "", "Endpoints" => core::v1::Endpoints;
         "", "Node" => core::v1::Node;
+        "", "LimitRange" => core::v1::LimitRange;
+        "", "PersistentVolumeClaim" => core::v1::PersistentVolumeClaim;
+        "", "PersistentVolume" => core::v1::PersistentVolume;
+        "", "PodTemplate" => core::v1::PodTemplate;
+        "", "ReplicationController" => core::v1::ReplicationController;
+        "", "ResourceQuota" => core::v1::ResourceQuota;
+        "apps", "ControllerRevision" => apps::v1::ControllerRevision;
+        // Both versions are checked as stored: autoscaling/v1's objects are converted first.
+        "autoscaling", "HorizontalPodAutoscaler" => autoscaling::v2::HorizontalPodAutoscaler;
+        "batch", "CronJob" => batch::v1::CronJob;
+        "flowcontrol.apiserver.k8s.io", "FlowSchema" => flowcontrol::v1::FlowSchema;
+        "flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration" => flowcontrol::v1::PriorityLevelConfiguration;
+        "networking.k8s.io", "IngressClass" => networking::v1::IngressClass;
+        "networking.k8s.io", "Ingress" => networking::v1::Ingress;
+        "networking.k8s.io", "IPAddress" => networking::v1::IPAddress;
+        "networking.k8s.io", "NetworkPolicy" => networking::v1::NetworkPolicy;
+        "networking.k8s.io", "ServiceCIDR" => networking::v1::ServiceCIDR;
+        "node.k8s.io", "RuntimeClass" => node::v1::RuntimeClass;
+        "policy", "PodDisruptionBudget" => policy::v1::PodDisruptionBudget;
+        "scheduling.k8s.io", "PriorityClass" => scheduling::v1::PriorityClass;
+        "storage.k8s.io", "CSIDriver" => storage::v1::CSIDriver;
+        "storage.k8s.io", "CSINode" => storage::v1::CSINode;
+        "storage.k8s.io", "CSIStorageCapacity" => storage::v1::CSIStorageCapacity;
+        "storage.k8s.io", "StorageClass" => storage::v1::StorageClass;
+        "storage.k8s.io", "VolumeAttachment" => storage::v1::VolumeAttachment;
+        "admissionregistration.k8s.io", "ValidatingAdmissionPolicy" => admissionregistration::v1::ValidatingAdmissionPolicy;
+        "admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding" => admissionregistration::v1::ValidatingAdmissionPolicyBinding;
         "discovery.k8s.io", "EndpointSlice" => discovery::v1::EndpointSlice;
         "apiregistration.k8s.io", "APIService" => apiregistration::v1::APIService;
         "certificates.k8s.io", "CertificateSigningRequest" => certificates::v1::CertificateSigningRequest;
@@ -87,6 +118,7 @@ fn decode<T: DeserializeOwned + serde::Serialize + Resource>(
                 return Ok(Vec::new());
             }
             return Err(Problem::WrongType(go_message(
+                T::API_VERSION,
                 kind,
                 &message,
                 &text,
@@ -102,7 +134,7 @@ fn decode<T: DeserializeOwned + serde::Serialize + Resource>(
     Ok(unknown)
 }
 
-/// Maps of quantities: Go's `resource.Quantity` reads `cpu: 1` as well as `cpu: "1"`.
+/// Maps of quantities, and quantities: Go's `resource.Quantity` reads `cpu: 1` as well as `cpu: "1"`.
 const QUANTITY_MAPS: &[&str] = &[
     "limits",
     "requests",
@@ -111,6 +143,14 @@ const QUANTITY_MAPS: &[&str] = &[
     "capacity",
     "allocatable",
     "overhead",
+    // A LimitRange's bounds, a CSIStorageCapacity's limit, an autoscaler's metric targets.
+    "max",
+    "min",
+    "default",
+    "defaultRequest",
+    "maxLimitRequestRatio",
+    "maximumVolumeSize",
+    "averageValue",
 ];
 
 fn without_nulls(value: &Value, quantities: bool) -> Value {
@@ -164,8 +204,13 @@ fn drop_unknown_fields(sent: &mut Value, kept: &Value, path: &str, out: &mut Vec
 }
 
 /// serde's `invalid type: boolean `true`, expected a string` in Go's words.
-fn go_message(kind: &str, serde_message: &str, text: &str, column: usize) -> String {
+fn go_message(api_version: &str, kind: &str, serde_message: &str, text: &str, column: usize) -> String {
     let field = field_at(text, column.saturating_sub(1));
+    // Go names the struct that declares the field, its path from the root after it.
+    let path: Vec<&str> = field.split('.').collect();
+    let owner =
+        apimachinery::protobuf::declaring_struct(api_version, kind, &path).unwrap_or_else(|| kind.to_owned());
+    let kind = owner.as_str();
     let got = serde_message
         .strip_prefix("invalid type: ")
         .or_else(|| serde_message.strip_prefix("invalid value: "))
@@ -297,12 +342,21 @@ mod tests {
     }
 
     #[test]
-    fn a_string_for_a_number_names_the_field_path() {
+    fn a_string_for_a_number_names_the_declaring_struct_and_the_field_path() {
         let mut object = json!({"metadata": {"name": "d"}, "spec": {"replicas": "three"}});
         assert_eq!(
             check(&rt("apps", "Deployment"), &mut object),
             Err(Problem::WrongType(
-                "json: cannot unmarshal string into Go struct field Deployment.spec.replicas of type int32"
+                "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+                    .into()
+            ))
+        );
+        let mut object = json!({"metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": [
+            {"name": "web", "image": 5}]}}}});
+        assert_eq!(
+            check(&rt("apps", "Deployment"), &mut object),
+            Err(Problem::WrongType(
+                "json: cannot unmarshal number into Go struct field Container.spec.template.spec.containers.image of type string"
                     .into()
             ))
         );

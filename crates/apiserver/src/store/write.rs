@@ -1,7 +1,9 @@
 //! Create and update (main resource and `/status`), and what they set in motion (garbage collection,
-//! emulated controllers). All of it runs under the store lock, so each request is one atomic step with
-//! its own resourceVersion. Each public method ends in [`Store::settle`], which with a data dir answers
-//! only once the step is on disk.
+//! emulated controllers). Each write is prepared outside the store lock (decoding, admission, the
+//! managedFields entry: what depends on the request and the object it replaces alone) and committed
+//! under it, where it is checked against the store and becomes one atomic step with its own
+//! resourceVersion; an update whose object changed in between is prepared again. Each public method
+//! ends in [`Store::settle`], which with a data dir answers only once the step is on disk.
 
 use std::sync::Arc;
 
@@ -26,8 +28,16 @@ impl Store {
         object: Value,
         options: &WriteOptions,
     ) -> Result<Written> {
+        // Admission depends on the request alone, so it runs before the write lock is taken: concurrent
+        // writers decode, validate and record managedFields in parallel, and the lock covers only what
+        // reads or changes the store. The namespace is looked at first, as NamespaceLifecycle admits
+        // before validation does, and again under the lock.
+        if rt.namespaced {
+            self.require_active_namespace(&self.lock(), namespace, rt, meta::name(&object))?;
+        }
+        let prepared = self.prepare_create(rt, namespace, object, options)?;
         let mut state = self.write_lock();
-        let result = self.create_locked(&mut state, rt, namespace, object, options);
+        let result = self.commit_create(&mut state, rt, prepared, options);
         self.settle(state, result)
     }
 
@@ -40,42 +50,41 @@ impl Store {
         options: &WriteOptions,
         status_only: bool,
     ) -> Result<Written> {
-        let mut state = self.write_lock();
-        let result = self.update_checked(&mut state, rt, namespace, name, object, options, status_only);
-        self.settle(state, result)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn update_checked(
-        &self,
-        state: &mut State,
-        rt: &Arc<ResourceType>,
-        namespace: &str,
-        name: &str,
-        object: Value,
-        options: &WriteOptions,
-        status_only: bool,
-    ) -> Result<Written> {
-        let stored = self
-            .stored(state, rt, namespace, name)
-            .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
-        let old = options.current.clone().unwrap_or(stored);
-        check_body_identity(rt, namespace, name, &object)?;
-        if meta::resource_version(&object).is_none() && !rt.is_builtin() {
-            // The custom resource handler names the resource here (`widgets.group`), not the kind.
-            return Err(Error::Invalid {
-                kind_group: rt.qualified_plural(),
-                subject: subject(rt, name),
-                causes: vec![apimachinery::FieldCause::new(
-                    "FieldValueInvalid",
-                    "metadata.resourceVersion",
-                    "Invalid value: 0x0: must be specified for an update",
-                )],
-            });
+        // As a create, admitted outside the lock: against the object as read under a first lock, and
+        // stored under a second if no other write came between; otherwise admitted again against
+        // the newer object. Under contention on one object the loop repeats what was admitted, but
+        // never holds the lock while it admits.
+        loop {
+            let read = Self::stored_object(&self.lock(), rt, namespace, name)
+                .cloned()
+                .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
+            let old = options.current.clone().unwrap_or_else(|| read.decode());
+            check_body_identity(rt, namespace, name, &object)?;
+            if meta::resource_version(&object).is_none() && !rt.is_builtin() {
+                // The custom resource handler names the resource here (`widgets.group`), not the kind.
+                return Err(Error::Invalid {
+                    kind_group: rt.qualified_plural(),
+                    subject: subject(rt, name),
+                    causes: vec![apimachinery::FieldCause::new(
+                        "FieldValueInvalid",
+                        "metadata.resourceVersion",
+                        "Invalid value: 0x0: must be specified for an update",
+                    )],
+                });
+            }
+            let prepared =
+                self.prepare_update(rt, namespace, name, old, object.clone(), options, status_only)?;
+            let mut state = self.write_lock();
+            if !Self::stored_object(&state, rt, namespace, name).is_some_and(|now| now.is_same_version(&read))
+            {
+                continue;
+            }
+            let result = self.commit_update(&mut state, rt, namespace, name, prepared, options);
+            return self.settle(state, result);
         }
-        self.update_locked(state, rt, namespace, name, old, object, options, status_only)
     }
 
+    /// A create under the lock the caller holds (emulated controllers, apply creating an object).
     pub(crate) fn create_locked(
         &self,
         state: &mut State,
@@ -84,6 +93,22 @@ impl Store {
         object: Value,
         options: &WriteOptions,
     ) -> Result<Written> {
+        if rt.namespaced {
+            self.require_active_namespace(state, namespace, rt, meta::name(&object))?;
+        }
+        let prepared = self.prepare_create(rt, namespace, object, options)?;
+        self.commit_create(state, rt, prepared, options)
+    }
+
+    /// Everything of a create that does not read the store: identity, admission, the server's
+    /// metadata and the managedFields entry.
+    fn prepare_create(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        object: Value,
+        options: &WriteOptions,
+    ) -> Result<PreparedCreate> {
         let mut object = object;
         if !object.is_object() {
             return Err(Error::BadRequest(
@@ -100,7 +125,6 @@ impl Store {
                         .into(),
                 ));
             }
-            self.require_active_namespace(state, namespace, rt, meta::name(&object))?;
         }
         {
             let metadata = meta::metadata_mut(&mut object);
@@ -135,15 +159,12 @@ impl Store {
         // managedFields name the fields of the version the client wrote, not of the stored one.
         let sent_as_events_v1 = lifecycle::is_events_v1(rt).then(|| object.clone());
         let object = lifecycle::to_storage(rt, object);
-        let (mut object, warnings) = self.admit(state, rt, &name, object, None, options)?;
+        let (mut object, warnings) = self.admit(rt, &name, object, None, options)?;
         if rt.status_subresource
             && !rt.is_builtin()
             && let Some(map) = object.as_object_mut()
         {
             map.remove("status");
-        }
-        if Self::stored_object(state, rt, namespace, &name).is_some() {
-            return Err(Error::AlreadyExists(subject(rt, &name)));
         }
         let metadata = meta::metadata_mut(&mut object);
         metadata.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
@@ -155,6 +176,34 @@ impl Store {
                 None => record_update(rt, None, &mut object, manager, None),
             }
         }
+        Ok(PreparedCreate {
+            namespace: namespace.to_owned(),
+            name,
+            object,
+            warnings,
+        })
+    }
+
+    /// The steps of a create that read or change the store.
+    fn commit_create(
+        &self,
+        state: &mut State,
+        rt: &Arc<ResourceType>,
+        prepared: PreparedCreate,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let PreparedCreate {
+            namespace,
+            name,
+            mut object,
+            warnings,
+        } = prepared;
+        if rt.namespaced {
+            self.require_active_namespace(state, &namespace, rt, &name)?;
+        }
+        if Self::stored_object(state, rt, &namespace, &name).is_some() {
+            return Err(Error::AlreadyExists(subject(rt, &name)));
+        }
         self.on_create(state, rt, &mut object)?;
         if options.dry_run {
             return Ok(Written {
@@ -163,8 +212,8 @@ impl Store {
                 created: true,
             });
         }
-        let stored = self.put(state, rt, namespace, &name, object, None);
-        self.after_write(state, rt, namespace, &name, &[], &stored);
+        let stored = self.put(state, rt, &namespace, &name, object, None);
+        self.after_write(state, rt, &namespace, &name, &[], &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -172,6 +221,7 @@ impl Store {
         })
     }
 
+    /// An update under the lock the caller holds (patches, emulated controllers).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn update_locked(
         &self,
@@ -184,6 +234,23 @@ impl Store {
         options: &WriteOptions,
         status_only: bool,
     ) -> Result<Written> {
+        let prepared = self.prepare_update(rt, namespace, name, old, new, options, status_only)?;
+        self.commit_update(state, rt, namespace, name, prepared, options)
+    }
+
+    /// Everything of an update that depends on the object it replaces alone: the stored fields kept,
+    /// admission, generation and the managedFields entry.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn prepare_update(
+        &self,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        old: Value,
+        new: Value,
+        options: &WriteOptions,
+        status_only: bool,
+    ) -> Result<PreparedUpdate> {
         if !new.is_object() {
             return Err(Error::BadRequest(
                 "the body of the request must be a JSON object".into(),
@@ -256,7 +323,7 @@ impl Store {
                 return Err(invalid(rt, name, vec![cause.clone(), cause]));
             }
         }
-        let (admitted, warnings) = self.admit(state, rt, name, next, Some(&old), options)?;
+        let (admitted, warnings) = self.admit(rt, name, next, Some(&old), options)?;
         next = admitted;
         if !status_only && meta::spec_part(&next) != meta::spec_part(&old) {
             lifecycle::set_generation(rt, &mut next, meta::generation(&old) + 1);
@@ -265,7 +332,25 @@ impl Store {
             let subresource = options.subresource.or(status_only.then_some("status"));
             record_update(rt, Some(&old), &mut next, manager, subresource);
         }
-        self.on_update(state, rt, &old, &mut next)?;
+        Ok(PreparedUpdate { old, next, warnings })
+    }
+
+    /// The steps of an update that read or change the store.
+    pub(super) fn commit_update(
+        &self,
+        state: &mut State,
+        rt: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        prepared: PreparedUpdate,
+        options: &WriteOptions,
+    ) -> Result<Written> {
+        let PreparedUpdate {
+            old,
+            mut next,
+            warnings,
+        } = prepared;
+        self.on_update(state, rt, &old, &mut next, options.subresource)?;
         if unchanged(&old, &next) {
             // kube-apiserver skips no-op writes: no new resourceVersion, no event.
             return Ok(Written {
@@ -281,7 +366,7 @@ impl Store {
                 created: false,
             });
         }
-        if meta::is_deleting(&next) && meta::finalizers(&next).is_empty() {
+        if meta::is_deleting(&next) && meta::finalizers(&next).is_empty() && emulated::may_go(rt, &next) {
             let removed = self.remove(state, rt, namespace, name, next);
             return Ok(Written {
                 object: lifecycle::present(rt, &removed),
@@ -318,8 +403,8 @@ impl Store {
         emulated::keep_kubernetes_service(self, &mut state, port);
     }
 
-    /// Pre-creates the namespaces every cluster has (L3).
-    pub(crate) fn create_default_namespaces(&self) {
+    /// Pre-creates the namespaces (L3) and the APIServices (B9) every cluster has.
+    pub(crate) fn create_cluster_defaults(&self) {
         let mut state = self.write_lock();
         let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
             return;
@@ -329,7 +414,23 @@ impl Store {
             // Creating a fresh, valid namespace in an empty store cannot fail.
             let _ = self.create_locked(&mut state, &rt, "", object, &WriteOptions::default());
         }
+        emulated::keep_api_services(self, &mut state);
     }
+}
+
+/// A create admitted outside the lock, waiting for it.
+struct PreparedCreate {
+    namespace: String,
+    name: String,
+    object: Value,
+    warnings: Vec<String>,
+}
+
+/// An update admitted outside the lock, waiting for it.
+pub(super) struct PreparedUpdate {
+    old: Value,
+    next: Value,
+    warnings: Vec<String>,
 }
 
 fn unchanged(old: &Value, new: &Value) -> bool {

@@ -76,7 +76,7 @@ impl Converter {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let failed = |what: String| {
-            Error::Unreachable(format!(
+            Error::Unclassified(format!(
                 "conversion webhook for {from}, Kind={} failed: {what}",
                 self.kind
             ))
@@ -97,7 +97,7 @@ impl Converter {
         let mut converted = self.convert(store, vec![object], api_version).await?;
         converted
             .pop()
-            .ok_or_else(|| Error::Unreachable("the conversion webhook returned no object".into()))
+            .ok_or_else(|| Error::Unclassified("the conversion webhook returned no object".into()))
     }
 
     /// One review; `Err` says what went wrong, for the caller to put in context.

@@ -79,6 +79,46 @@ pub fn labels(object: &Value, pointer: &str) -> String {
     }
 }
 
+/// `FormatLabelSelector`: `<none>` for a selector that is empty or missing, `<error>` for one that
+/// does not parse.
+pub fn formatted_selector(object: &Value, pointer: &str) -> String {
+    match selector(object, pointer) {
+        None => "<error>".into(),
+        Some(s) if s.is_empty() => "<none>".into(),
+        Some(s) => s,
+    }
+}
+
+/// A quantity as written (`10Gi`), or as the number it was sent as; `0` for none, Go's zero quantity.
+pub fn quantity(object: &Value, pointer: &str) -> String {
+    match object.pointer(pointer) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Number(number)) => number.to_string(),
+        _ => "0".into(),
+    }
+}
+
+/// Go's `printBool`.
+pub fn bool_word(value: bool) -> &'static str {
+    if value { "True" } else { "False" }
+}
+
+/// A boolean field, or `default` where it is unset.
+pub fn flag(object: &Value, pointer: &str, default: bool) -> bool {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_bool)
+        .unwrap_or(default)
+}
+
+/// A string field, or `fallback` where it is unset (Go's nil pointer).
+pub fn text_or<'a>(object: &'a Value, pointer: &str, fallback: &'a str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or(fallback)
+}
+
 /// A `LabelSelector` as the label selector syntax (`app=web,tier in (a,b),!legacy`), requirements
 /// sorted by key; "" when it selects everything or is missing; `None` for an unknown operator.
 pub fn selector(object: &Value, pointer: &str) -> Option<String> {

@@ -3,12 +3,18 @@
 //! a column shows, where it shows one.
 
 mod access;
+mod autoscaling;
 mod cluster;
 mod config;
+mod controllers;
 mod events;
 mod fields;
+mod flowcontrol;
 mod network;
+mod networking;
 mod pod;
+mod policy;
+mod storage;
 mod workloads;
 
 use serde_json::Value;
@@ -135,6 +141,35 @@ pub fn table(group: &str, kind: &str) -> Option<&'static BuiltInTable> {
         ("apps", "ReplicaSet") => &workloads::REPLICA_SET,
         ("apps", "StatefulSet") => &workloads::STATEFUL_SET,
         ("batch", "Job") => &workloads::JOB,
+        ("apps", "DaemonSet") => &controllers::DAEMON_SET,
+        ("", "ReplicationController") => &controllers::REPLICATION_CONTROLLER,
+        ("batch", "CronJob") => &controllers::CRON_JOB,
+        ("", "PodTemplate") => &controllers::POD_TEMPLATE,
+        ("apps", "ControllerRevision") => &controllers::CONTROLLER_REVISION,
+        ("autoscaling", "HorizontalPodAutoscaler") => &autoscaling::HORIZONTAL_POD_AUTOSCALER,
+        ("", "PersistentVolume") => &storage::PERSISTENT_VOLUME,
+        ("", "PersistentVolumeClaim") => &storage::PERSISTENT_VOLUME_CLAIM,
+        ("storage.k8s.io", "StorageClass") => &storage::STORAGE_CLASS_TABLE,
+        ("storage.k8s.io", "CSIDriver") => &storage::CSI_DRIVER,
+        ("storage.k8s.io", "CSINode") => &storage::CSI_NODE,
+        ("storage.k8s.io", "VolumeAttachment") => &storage::VOLUME_ATTACHMENT,
+        ("networking.k8s.io", "Ingress") => &networking::INGRESS,
+        ("networking.k8s.io", "IngressClass") => &networking::INGRESS_CLASS,
+        ("networking.k8s.io", "NetworkPolicy") => &networking::NETWORK_POLICY,
+        ("networking.k8s.io", "ServiceCIDR") => &networking::SERVICE_CIDR,
+        ("networking.k8s.io", "IPAddress") => &networking::IP_ADDRESS,
+        ("", "ResourceQuota") => &policy::RESOURCE_QUOTA,
+        ("policy", "PodDisruptionBudget") => &policy::POD_DISRUPTION_BUDGET,
+        ("scheduling.k8s.io", "PriorityClass") => &policy::PRIORITY_CLASS_TABLE,
+        ("node.k8s.io", "RuntimeClass") => &policy::RUNTIME_CLASS,
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => &policy::VALIDATING_ADMISSION_POLICY,
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") => {
+            &policy::VALIDATING_ADMISSION_POLICY_BINDING
+        }
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => &flowcontrol::FLOW_SCHEMA,
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            &flowcontrol::PRIORITY_LEVEL_CONFIGURATION
+        }
         ("rbac.authorization.k8s.io", "RoleBinding") => &access::ROLE_BINDING,
         ("rbac.authorization.k8s.io", "ClusterRoleBinding") => &access::CLUSTER_ROLE_BINDING,
         _ => return None,

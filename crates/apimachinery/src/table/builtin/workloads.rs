@@ -60,13 +60,8 @@ fn deployment(o: &Value, now: jiff::Timestamp) -> Vec<Value> {
     ]
 }
 
-/// `FormatLabelSelector`: `<none>` for a selector that is empty or missing.
 fn formatted_selector(o: &Value) -> String {
-    match fields::selector(o, "/spec/selector") {
-        None => "<error>".into(),
-        Some(s) if s.is_empty() => "<none>".into(),
-        Some(s) => s,
-    }
+    fields::formatted_selector(o, "/spec/selector")
 }
 
 pub static REPLICA_SET: BuiltInTable = BuiltInTable {

@@ -105,13 +105,52 @@ pub(super) fn after_remove(store: &Store, state: &mut State, removed: &Value) {
     drain(store, state);
 }
 
-/// Orphan propagation: dependents survive without their reference to `owner`. The owner's removal,
-/// which follows, drains what this queues.
-pub(super) fn orphan_dependents(store: &Store, state: &mut State, owner: &Value) {
+/// Orphan propagation: dependents survive without their reference to `owner`.
+fn orphan_dependents(store: &Store, state: &mut State, owner: &Value) {
     let owner_uid = meta::uid(owner).to_owned();
     for dependent in dependents_of(state, &owner_uid) {
         drop_references(store, state, dependent, &[owner_uid.as_str()]);
     }
+}
+
+/// A DELETE that orphans: `owner` is marked deleting behind the `orphan` finalizer, its dependents
+/// lose their reference to it, and the finalizer goes again, the owner with it when no other
+/// finalizer holds it. Returns the owner as marked, which is what kube-apiserver answers such a
+/// DELETE with, its garbage collector doing the rest after the answer.
+pub(super) fn delete_orphaning(
+    store: &Store,
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    owner: &Value,
+) -> Value {
+    let name = meta::name(owner).to_owned();
+    let marked = if meta::is_deleting(owner) {
+        owner.clone()
+    } else {
+        let mut marked = owner.clone();
+        let mut finalizers = meta::finalizers(owner);
+        if !finalizers.iter().any(|f| f == ORPHAN_DEPENDENTS) {
+            finalizers.push(ORPHAN_DEPENDENTS.to_owned());
+        }
+        meta::set_finalizers(&mut marked, &finalizers);
+        let metadata = meta::metadata_mut(&mut marked);
+        metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
+        metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
+        lifecycle::set_generation(rt, &mut marked, meta::generation(owner) + 1);
+        store.put(state, rt, namespace, &name, marked, Some(owner.clone()))
+    };
+    orphan_dependents(store, state, &marked);
+    let mut finalizers = meta::finalizers(&marked);
+    finalizers.retain(|f| f != ORPHAN_DEPENDENTS);
+    if finalizers.is_empty() {
+        store.remove(state, rt, namespace, &name, marked.clone());
+    } else if finalizers != meta::finalizers(&marked) {
+        let mut released = marked.clone();
+        meta::set_finalizers(&mut released, &finalizers);
+        store.put(state, rt, namespace, &name, released, Some(marked.clone()));
+    }
+    marked
 }
 
 /// Foreground propagation: `owner` waits, marked deleting with the `foregroundDeletion` finalizer,

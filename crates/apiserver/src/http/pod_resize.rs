@@ -1,0 +1,134 @@
+//! `pods/{name}/resize` (get, update, patch): an in-place resize writes the containers' `resources`
+//! and `resizePolicy` and nothing else of the pod, as kube-apiserver's resize strategy keeps the rest
+//! as stored. Containers may not be added, removed, renamed or reordered, and the pod's
+//! quality-of-service class may not change.
+
+use std::sync::Arc;
+
+use apimachinery::{FieldCause, resource::ResourceType};
+use axum::{http::Method, response::Response};
+use serde_json::Value;
+
+use super::{
+    Call, Shared,
+    resources::{parse_body, parse_patch, patch_type_of, write_options},
+    respond,
+};
+use crate::{
+    emulated::pods::qos_class,
+    error::{Error, Result},
+    store::{WriteOptions, meta, subject},
+};
+
+/// The container lists a resize may change the resources of.
+const CONTAINER_LISTS: [&str; 2] = ["containers", "initContainers"];
+
+pub fn resize(
+    shared: &Arc<Shared>,
+    rt: &Arc<ResourceType>,
+    namespace: &str,
+    name: &str,
+    call: &Call,
+) -> Result<Response> {
+    let current = shared.store.get(rt, namespace, name)?;
+    let wanted = match call.method {
+        Method::GET => return Ok(respond::json(200, &current)),
+        Method::PUT => parse_body(call, rt)?.0,
+        Method::PATCH => {
+            // The patch applies to the whole pod, as kube-apiserver applies it; only the resources
+            // are kept from the result.
+            let patch_type = patch_type_of(call)?;
+            let (body, duplicates) = parse_patch(call, patch_type)?;
+            let mut options = write_options(call, duplicates)?;
+            options.dry_run = true;
+            let mut patched = shared
+                .store
+                .patch(rt, namespace, name, patch_type, &body, &options, false)?
+                .object;
+            meta::metadata_mut(&mut patched).insert(
+                "resourceVersion".into(),
+                current["metadata"]["resourceVersion"].clone(),
+            );
+            patched
+        }
+        _ => {
+            return Err(Error::MethodNotAllowed(
+                "the server does not allow this method on the requested resource".into(),
+            ));
+        }
+    };
+    let next = resized(&current, &wanted).map_err(|causes| Error::Invalid {
+        kind_group: "Pod".into(),
+        subject: subject(rt, name),
+        causes,
+    })?;
+    let options = WriteOptions {
+        subresource: Some("resize"),
+        ..write_options(call, Vec::new())?
+    };
+    let written = shared.store.update(rt, namespace, name, next, &options, false)?;
+    Ok(respond::json(200, &written.object))
+}
+
+/// The stored pod with the resources of `wanted`'s containers, or why the resize is refused.
+fn resized(current: &Value, wanted: &Value) -> Result<Value, Vec<FieldCause>> {
+    let mut next = current.clone();
+    if let Some(rv) = wanted.pointer("/metadata/resourceVersion") {
+        meta::metadata_mut(&mut next).insert("resourceVersion".into(), rv.clone());
+    }
+    let mut causes = Vec::new();
+    for list in CONTAINER_LISTS {
+        let pointer = format!("/spec/{list}");
+        let old = current
+            .pointer(&pointer)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let new = wanted
+            .pointer(&pointer)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if old.len() != new.len() {
+            causes.push(FieldCause::new(
+                "FieldValueForbidden",
+                format!("spec.{list}"),
+                "Forbidden: containers may not be added or removed on resize",
+            ));
+            continue;
+        }
+        for (index, (old, new)) in old.iter().zip(&new).enumerate() {
+            if old["name"] != new["name"] {
+                causes.push(FieldCause::new(
+                    "FieldValueForbidden",
+                    format!("spec.{list}[{index}].name"),
+                    "Forbidden: containers may not be renamed or reordered on resize",
+                ));
+                continue;
+            }
+            let Some(container) = next.pointer_mut(&format!("{pointer}/{index}")) else {
+                continue;
+            };
+            for field in ["resources", "resizePolicy"] {
+                match (new.get(field), container.as_object_mut()) {
+                    (Some(value), Some(map)) => {
+                        map.insert(field.into(), value.clone());
+                    }
+                    (None, Some(map)) => {
+                        map.remove(field);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    if causes.is_empty() && qos_class(&next) != qos_class(current) {
+        let class = meta::str_at(current, "/status/qosClass").unwrap_or_default();
+        causes.push(FieldCause::new(
+            "FieldValueInvalid",
+            "spec",
+            format!("Invalid value: {class:?}: Pod QOS Class may not change as a result of resizing"),
+        ));
+    }
+    if causes.is_empty() { Ok(next) } else { Err(causes) }
+}

@@ -424,7 +424,9 @@ async fn create_to_row_latency(
     rate: u32,
 ) -> Vec<Duration> {
     sql.batch_execute(
-        "CREATE TABLE latency (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+        // Each server's run measures this once, in the same PostgreSQL: start from nothing.
+        "DROP TABLE IF EXISTS latency; DROP FUNCTION IF EXISTS announce() CASCADE; \
+         CREATE TABLE latency (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
          country text NOT NULL, owner_uid text NOT NULL); \
          CREATE FUNCTION announce() RETURNS trigger LANGUAGE plpgsql AS \
          $$ BEGIN PERFORM pg_notify('rows', NEW.id); RETURN NEW; END $$; \

@@ -36,15 +36,7 @@ fn spec_with(finalizers: &[String]) -> Value {
 }
 
 pub(super) fn spec_finalizers(namespace: &Value) -> Vec<String> {
-    namespace
-        .pointer("/spec/finalizers")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|f| f.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
+    meta::strings_at(namespace, "/spec/finalizers")
 }
 
 /// The namespaces every cluster has are created by kube-apiserver itself, which records its create

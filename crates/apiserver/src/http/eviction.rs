@@ -26,9 +26,7 @@ pub fn evict(
     call: &Call,
 ) -> Result<Response> {
     if call.method != Method::POST {
-        return Err(Error::MethodNotAllowed(
-            "the server does not allow this method on the requested resource".into(),
-        ));
+        return Err(super::pods::method_not_allowed());
     }
     let eviction = parse_body(call, pods)?.0;
     if meta::name(&eviction) != name {

@@ -6,14 +6,10 @@
 use std::sync::Arc;
 
 use apimachinery::{FieldCause, resource::ResourceType};
-use axum::{http::Method, response::Response};
+use axum::response::Response;
 use serde_json::Value;
 
-use super::{
-    Call, Shared,
-    resources::{parse_body, parse_patch, patch_type_of, write_options},
-    respond,
-};
+use super::{Call, Shared, pods, resources::write_options, respond};
 use crate::{
     emulated::pods::qos_class,
     error::{Error, Result},
@@ -30,32 +26,9 @@ pub fn resize(
     name: &str,
     call: &Call,
 ) -> Result<Response> {
-    let current = shared.store.get(rt, namespace, name)?;
-    let wanted = match call.method {
-        Method::GET => return Ok(respond::json(200, &current)),
-        Method::PUT => parse_body(call, rt)?.0,
-        Method::PATCH => {
-            // The patch applies to the whole pod, as kube-apiserver applies it; only the resources
-            // are kept from the result.
-            let patch_type = patch_type_of(call)?;
-            let (body, duplicates) = parse_patch(call, patch_type)?;
-            let mut options = write_options(call, duplicates)?;
-            options.dry_run = true;
-            let mut patched = shared
-                .store
-                .patch(rt, namespace, name, patch_type, &body, &options, false)?
-                .object;
-            meta::metadata_mut(&mut patched).insert(
-                "resourceVersion".into(),
-                current["metadata"]["resourceVersion"].clone(),
-            );
-            patched
-        }
-        _ => {
-            return Err(Error::MethodNotAllowed(
-                "the server does not allow this method on the requested resource".into(),
-            ));
-        }
+    let (current, wanted) = match pods::pod_part_request(shared, rt, namespace, name, call)? {
+        pods::PodPart::Read(pod) => return Ok(respond::json(200, &pod)),
+        pods::PodPart::Write { current, wanted } => (current, wanted),
     };
     let next = resized(&current, &wanted).map_err(|causes| Error::Invalid {
         kind_group: "Pod".into(),

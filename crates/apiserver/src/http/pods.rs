@@ -17,20 +17,26 @@ use crate::{
     store::{WriteOptions, meta},
 };
 
-pub fn ephemeral_containers(
+/// What a request to a subresource that writes part of a pod asks: the pod to read (GET), or the
+/// stored pod and the whole pod the PUT or PATCH asks for (a patch applies to the whole pod, as
+/// kube-apiserver applies it), of which the subresource keeps its part.
+pub enum PodPart {
+    Read(Value),
+    Write { current: Value, wanted: Value },
+}
+
+pub fn pod_part_request(
     shared: &Arc<Shared>,
     rt: &Arc<ResourceType>,
     namespace: &str,
     name: &str,
     call: &Call,
-) -> Result<Response> {
+) -> Result<PodPart> {
     let current = shared.store.get(rt, namespace, name)?;
     let wanted = match call.method {
-        Method::GET => return Ok(respond::json(200, &current)),
+        Method::GET => return Ok(PodPart::Read(current)),
         Method::PUT => parse_body(call, rt)?.0,
         Method::PATCH => {
-            // The patch is applied to the whole pod, as kube-apiserver does, and only its ephemeral
-            // containers are kept from the result.
             let patch_type = patch_type_of(call)?;
             let (body, duplicates) = parse_patch(call, patch_type)?;
             let mut options = write_options(call, duplicates)?;
@@ -45,11 +51,26 @@ pub fn ephemeral_containers(
             );
             patched
         }
-        _ => {
-            return Err(Error::MethodNotAllowed(
-                "the server does not allow this method on the requested resource".into(),
-            ));
-        }
+        _ => return Err(method_not_allowed()),
+    };
+    Ok(PodPart::Write { current, wanted })
+}
+
+/// 405, worded as kube-apiserver words it.
+pub fn method_not_allowed() -> Error {
+    Error::MethodNotAllowed("the server does not allow this method on the requested resource".into())
+}
+
+pub fn ephemeral_containers(
+    shared: &Arc<Shared>,
+    rt: &Arc<ResourceType>,
+    namespace: &str,
+    name: &str,
+    call: &Call,
+) -> Result<Response> {
+    let (current, wanted) = match pod_part_request(shared, rt, namespace, name, call)? {
+        PodPart::Read(pod) => return Ok(respond::json(200, &pod)),
+        PodPart::Write { current, wanted } => (current, wanted),
     };
     let mut next = current.clone();
     next["spec"]["ephemeralContainers"] = wanted
@@ -86,9 +107,7 @@ pub fn bind(
     call: &Call,
 ) -> Result<Response> {
     if call.method != Method::POST {
-        return Err(Error::MethodNotAllowed(
-            "the server does not allow this method on the requested resource".into(),
-        ));
+        return Err(method_not_allowed());
     }
     let binding = parse_body(call, rt)?.0;
     let node = binding

@@ -90,9 +90,7 @@ pub fn request_token(
     call: &Call,
 ) -> Result<Response> {
     if call.method != Method::POST {
-        return Err(Error::MethodNotAllowed(
-            "the server does not allow this method on the requested resource".into(),
-        ));
+        return Err(super::pods::method_not_allowed());
     }
     let mut request = parse_body(call, accounts)?.0;
     for (field, wanted, what) in [("name", name, "name"), ("namespace", namespace, "namespace")] {

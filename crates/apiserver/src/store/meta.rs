@@ -30,8 +30,13 @@ pub fn is_deleting(object: &Value) -> bool {
 }
 
 pub fn finalizers(object: &Value) -> Vec<String> {
+    strings_at(object, "/metadata/finalizers")
+}
+
+/// The strings of the list at `pointer` (none when it is missing or not a list).
+pub fn strings_at(object: &Value, pointer: &str) -> Vec<String> {
     object
-        .pointer("/metadata/finalizers")
+        .pointer(pointer)
         .and_then(Value::as_array)
         .map(|list| {
             list.iter()

@@ -787,7 +787,15 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, Vec<FieldCause>> {
             schema,
             openapi_schema: raw_schema,
             printer_columns,
-            field_labels: Vec::new(),
+            // A CRD's selectable fields are the field labels its objects may be selected by.
+            field_labels: version
+                .get("selectableFields")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                .map(|path| path.trim_start_matches('.').to_owned())
+                .collect(),
             origin: Origin::Crd {
                 name: text("/metadata/name"),
             },

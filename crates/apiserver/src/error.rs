@@ -222,10 +222,10 @@ impl Error {
         status
     }
 
-    /// Lifts an `apimachinery` verdict about `subject` into a response error.
     /// The error of a patch: kube-apiserver applies the patch first and decodes the result, so a result
     /// that does not decode is an invalid `patch` (422) quoting the patched object, not a bad body.
-    pub fn for_patch(self) -> Error {
+    /// `written` gives the object's text as kube-apiserver's patch wrote it, from its JSON.
+    pub fn for_patch(self, written: impl FnOnce(&str) -> String) -> Error {
         match self {
             Error::Undecodable { detail, object, .. } => Error::Invalid {
                 kind_group: String::new(),
@@ -233,13 +233,14 @@ impl Error {
                 causes: vec![FieldCause::new(
                     "FieldValueInvalid",
                     "patch",
-                    format!("Invalid value: {}: {detail}", Value::String(object)),
+                    format!("Invalid value: {}: {detail}", Value::String(written(&object))),
                 )],
             },
             other => other,
         }
     }
 
+    /// Lifts an `apimachinery` verdict about `subject` into a response error.
     pub fn from_machinery(error: apimachinery::Error, kind_group: &str, subject: &Subject) -> Error {
         match error {
             apimachinery::Error::Invalid { causes } => Error::Invalid {

@@ -1,6 +1,7 @@
 //! What may differ between two correct servers is masked before answers are compared: identities and
 //! versions they assign (uid, resourceVersion, continue tokens, cluster IPs, node ports, tokens), times,
-//! generated names, their own address, and in kubectl's output ages and column padding. A mask keeps
+//! generated names, their own address and port, the memory addresses Go prints for pointers in
+//! messages, and in kubectl's output ages and column padding. A mask keeps
 //! presence visible: a field one server sets and the other omits still differs.
 
 use std::sync::LazyLock;
@@ -50,6 +51,11 @@ static ADDRESS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").expect("valid regex"));
 static LOOPBACK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(https?://)?127\.0\.0\.1:\d+").expect("valid regex"));
+/// resourceVersions of objects quoted as JSON inside messages (`\"resourceVersion\":\"12\"`).
+static VERSION_IN_QUOTED_OBJECT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(resourceVersion\\?":\\?")\d+"#).expect("valid regex"));
+/// A pointer as Go's `%#v` prints it in a message: `(*string)(0xc000123456)`.
+static POINTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\)\(0x[0-9a-f]+\)").expect("valid regex"));
 /// resourceVersions inside messages ("too old resource version: 12 (40)").
 static VERSION_IN_TEXT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(resource ?version:? ?)\d+( \(\d+\))?").expect("valid regex"));
@@ -101,6 +107,7 @@ fn json(value: &Value) -> Value {
                 out.insert(key, value);
             }
             canonical_invalid_message(&mut out);
+            mask_own_service_port(&mut out);
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(items.iter().map(json).collect()),
@@ -166,6 +173,32 @@ fn canonical_invalid_message(status: &mut Map<String, Value>) {
     }
 }
 
+/// The `kubernetes` Service in `default` is the server itself: its `https` port targets the port the
+/// server listens on, which each server picks for itself (as the address is masked in text).
+fn mask_own_service_port(object: &mut Map<String, Value>) {
+    let metadata = |key: &str| {
+        object
+            .get("metadata")
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+    };
+    let own = object.get("kind").and_then(Value::as_str) == Some("Service")
+        && metadata("name") == Some("kubernetes")
+        && metadata("namespace") == Some("default");
+    if !own {
+        return;
+    }
+    let ports = object
+        .get_mut("spec")
+        .and_then(|spec| spec.get_mut("ports"))
+        .and_then(Value::as_array_mut);
+    for port in ports.into_iter().flatten() {
+        if let Some(target) = port.get_mut("targetPort") {
+            *target = Value::String("<server port>".into());
+        }
+    }
+}
+
 fn field(key: &str, value: &Value, generated_name: bool) -> Value {
     let set = !(value.is_null() || value.as_str() == Some("") || value.as_str() == Some("None"));
     if set {
@@ -185,12 +218,14 @@ fn field(key: &str, value: &Value, generated_name: bool) -> Value {
     json(value)
 }
 
-/// Masks inside free text: uids, times, the server's address, resourceVersions in messages.
+/// Masks inside free text: uids, times, the server's address, pointers, resourceVersions in messages.
 fn text(s: &str) -> String {
     let s = UUID.replace_all(s, "<uid>");
     let s = TIMESTAMP.replace_all(&s, "<time>");
     let s = LOOPBACK.replace_all(&s, "<server>");
     let s = ADDRESS.replace_all(&s, "<ip>");
+    let s = POINTER.replace_all(&s, ")(<pointer>)");
+    let s = VERSION_IN_QUOTED_OBJECT.replace_all(&s, "${1}<rv>");
     VERSION_IN_TEXT.replace_all(&s, "${1}<rv>").into_owned()
 }
 
@@ -245,6 +280,50 @@ mod tests {
             serde_json::json!({"metadata": {"name": "c", "uid": "x"}}),
         ));
         assert_ne!(a, without_time);
+    }
+
+    #[test]
+    fn only_the_servers_own_service_has_its_target_port_masked() {
+        let service = |name: &str, target: u16| {
+            normalize(&answer(serde_json::json!({
+                "kind": "Service", "metadata": {"name": name, "namespace": "default"},
+                "spec": {"ports": [{"name": "https", "port": 443, "targetPort": target}]},
+            })))
+        };
+        assert_eq!(service("kubernetes", 6443), service("kubernetes", 35763));
+        assert_eq!(
+            service("kubernetes", 6443)["body"]["spec"]["ports"][0]["targetPort"],
+            "<server port>"
+        );
+        assert_ne!(service("web", 6443), service("web", 35763));
+    }
+
+    #[test]
+    fn resource_versions_of_objects_quoted_in_messages_are_masked() {
+        let message = |rv: &str| {
+            normalize(&answer(serde_json::json!({
+                "message": format!(r#"patch: Invalid value: "{{\"metadata\":{{\"resourceVersion\":\"{rv}\"}}}}": bad"#)
+            })))
+        };
+        assert_eq!(message("307"), message("471"));
+        assert_ne!(
+            message("307"),
+            normalize(&answer(serde_json::json!({"message": "other"})))
+        );
+    }
+
+    #[test]
+    fn pointers_go_prints_in_messages_are_masked() {
+        let message = |address: &str| {
+            normalize(&answer(serde_json::json!({
+                "message": format!("Invalid value: {{DeprecationWarning:(*string)({address}), Schema:(*v.S)(nil)}}")
+            })))
+        };
+        assert_eq!(message("0xc000a1b2c0"), message("0x7f3e5c001f40"));
+        assert_eq!(
+            message("0xc000a1b2c0")["body"]["message"],
+            "Invalid value: {DeprecationWarning:(*string)(<pointer>), Schema:(*v.S)(nil)}"
+        );
     }
 
     #[test]

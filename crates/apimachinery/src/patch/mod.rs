@@ -9,10 +9,12 @@ mod reset;
 mod strategic;
 mod typed;
 mod update;
+mod written;
 
 use serde_json::Value;
 
 pub use typed::ObjectSchema;
+pub use written::patched_text;
 
 use crate::{Error, Result};
 

@@ -10,6 +10,7 @@
 mod envelope;
 mod from_json;
 mod go_duration;
+mod go_order;
 mod schema;
 mod special;
 mod to_json;
@@ -24,6 +25,7 @@ pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 /// The Content-Type of a watch answered in protobuf.
 pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 pub use envelope::MAGIC;
+pub use go_order::GoType;
 pub use schema::{GoField, ListType, META_V1, Schema};
 
 /// Whether a Content-Type or Accept entry names the protobuf form.
@@ -109,7 +111,37 @@ pub fn go_shaped(object: &Value, api_version: &str, kind: &str) -> Option<Value>
         return None;
     }
     let bytes = encode_as(object, api_version, kind).ok()?;
-    decode(&bytes, api_version, kind).ok()
+    let mut shaped = decode(&bytes, api_version, kind).ok()?;
+    keep_empty_collections(object, &mut shaped);
+    Some(shaped)
+}
+
+/// Go's JSON decoder makes an empty list or map of `[]` or `{}`, which prints as such where the field
+/// has no `omitempty`; protobuf carries no difference between empty and nil, so the round trip turned
+/// them into `null`, put back here.
+fn keep_empty_collections(original: &Value, shaped: &mut Value) {
+    match (original, shaped) {
+        (Value::Object(original), Value::Object(shaped)) => {
+            for (key, value) in shaped.iter_mut() {
+                let Some(before) = original.get(key) else {
+                    continue;
+                };
+                let empty = before.as_array().is_some_and(Vec::is_empty)
+                    || before.as_object().is_some_and(serde_json::Map::is_empty);
+                if value.is_null() && empty {
+                    *value = before.clone();
+                } else {
+                    keep_empty_collections(before, value);
+                }
+            }
+        }
+        (Value::Array(original), Value::Array(shaped)) if original.len() == shaped.len() => {
+            for (before, value) in original.iter().zip(shaped) {
+                keep_empty_collections(before, value);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The protobuf body of `object`, named by its own apiVersion and kind.

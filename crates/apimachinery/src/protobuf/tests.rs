@@ -209,3 +209,22 @@ fn d9_every_field_has_go_facts() {
         missing.len()
     );
 }
+
+#[test]
+fn d9_an_empty_list_without_omitempty_stays_empty_as_go_decodes_it() {
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com", "finalizers": []},
+        "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "gadgets", "kind": "Gadget"},
+                 "versions": []}});
+    let shaped = go_shaped(&crd, "apiextensions.k8s.io/v1", "CustomResourceDefinition").unwrap();
+    assert_eq!(shaped["spec"]["versions"], json!([]));
+    // `finalizers` is omitempty: an empty list is left out, as Go leaves it out.
+    assert_eq!(shaped["metadata"].get("finalizers"), None);
+    let absent = go_shaped(
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+        "v1",
+        "ConfigMap",
+    )
+    .unwrap();
+    assert_eq!(absent.get("data"), None);
+}

@@ -5,6 +5,7 @@ use serde_json::Value;
 use super::StructuralSchema;
 use super::cel::compile::UNCORRELATABLE;
 use super::messages::{self, child, index};
+use super::{crd_internal, crd_selectable};
 use crate::FieldCause;
 use crate::validation::names;
 
@@ -22,7 +23,8 @@ const COLUMN_FORMATS: [&str; 8] = [
 ];
 
 /// Validates a `CustomResourceDefinition` object (V1): name is `<plural>.<group>`, exactly one storage
-/// version, names present, every schema structural. Empty when valid.
+/// version, names present, every schema structural, `status.storedVersions` (which the server sets
+/// before it validates) consistent with the versions. Empty when valid.
 pub fn validate_crd(crd: &Value) -> Vec<FieldCause> {
     let mut causes = Vec::new();
     let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
@@ -62,6 +64,7 @@ pub fn validate_crd(crd: &Value) -> Vec<FieldCause> {
         Some(_) => {}
     }
     validate_versions(crd.pointer("/spec/versions"), &mut causes);
+    validate_stored_versions(crd, &mut causes);
     causes
 }
 
@@ -120,49 +123,102 @@ fn validate_names(names_value: &Value, causes: &mut Vec<FieldCause>) {
 }
 
 fn validate_versions(versions: Option<&Value>, causes: &mut Vec<FieldCause>) {
-    let Some(list) = versions.and_then(Value::as_array).filter(|l| !l.is_empty()) else {
-        causes.push(messages::required(
-            "spec.versions",
-            "must have exactly one version marked as storage version",
-        ));
-        return;
-    };
-    let storage = list
-        .iter()
-        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        .count();
-    if storage != 1 {
-        causes.push(messages::invalid(
-            "spec.versions",
-            versions.unwrap_or(&Value::Null),
-            "must have exactly one version marked as storage version",
-        ));
-    }
+    let list = versions
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     // kube-apiserver keeps a schema shared by every version once, as `spec.validation`, and names
     // its causes there; only schemas that differ are reported per version.
-    let shared_schema = list[0]
-        .get("schema")
+    let shared_schema = list
+        .first()
+        .and_then(|first| first.get("schema"))
         .filter(|first| !first.is_null() && list.iter().all(|v| v.get("schema") == Some(*first)));
-    if shared_schema.is_some() {
-        validate_schema_at(&list[0], "spec.validation.openAPIV3Schema", causes);
+    if let Some(first) = list.first().filter(|_| shared_schema.is_some()) {
+        validate_schema_at(first, "spec.validation.openAPIV3Schema", causes);
     }
     let mut seen: Vec<&str> = Vec::new();
     for (i, version) in list.iter().enumerate() {
         let path = index("spec.versions", i);
         let name = version.get("name").and_then(Value::as_str).unwrap_or_default();
-        let name_path = child(&path, "name");
-        if name.is_empty() {
-            causes.push(messages::required(&name_path, ""));
-        } else if seen.contains(&name) {
-            causes.push(messages::duplicate(&name_path, &str_value(name)));
-        } else {
-            push_name_errors(causes, &name_path, name, &names::dns1035_label(name));
-        }
+        push_name_errors(causes, &child(&path, "name"), name, &names::dns1035_label(name));
         seen.push(name);
         if shared_schema.is_none() {
             validate_version_schema(version, &path, causes);
         }
         validate_printer_columns(version, &path, causes);
+    }
+    crd_selectable::validate(list, &crd_internal::hoisted(list), causes);
+    // The list-wide rules quote the whole list, as Go prints the internal type.
+    let storage = list
+        .iter()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .count();
+    let unique = seen.iter().enumerate().all(|(i, name)| !seen[..i].contains(name));
+    for (broken, detail) in [
+        (!unique, "must contain unique version names"),
+        (
+            storage != 1,
+            "must have exactly one version marked as storage version",
+        ),
+    ] {
+        if broken {
+            let printed = crd_internal::versions(versions);
+            causes.push(messages::invalid_printed("spec.versions", &printed, detail));
+        }
+    }
+}
+
+/// `status.storedVersions` against the versions served: the storage version must be among them, and
+/// none may be dropped while objects may still be stored at it. On a create the list holds the first
+/// storage version only, so a CRD without one is told so here too.
+fn validate_stored_versions(crd: &Value, causes: &mut Vec<FieldCause>) {
+    const FIELD: &str = "status.storedVersions";
+    let stored: Vec<String> = crd
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    if stored.is_empty() {
+        causes.push(messages::invalid_printed(
+            FIELD,
+            &crd_internal::strings(&stored),
+            "must have at least one stored version",
+        ));
+        return;
+    }
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let name = |v: &Value| {
+        v.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    for version in versions {
+        let storage = version.get("storage").and_then(Value::as_bool) == Some(true);
+        if storage && !stored.contains(&name(version)) {
+            causes.push(messages::invalid_printed(
+                FIELD,
+                &crd_internal::strings(&stored),
+                &format!("must have the storage version {}", name(version)),
+            ));
+        }
+    }
+    for (i, gone) in stored.iter().enumerate() {
+        if !versions.iter().any(|v| name(v) == *gone) {
+            causes.push(messages::invalid(
+                index(FIELD, i),
+                &str_value(gone),
+                &format!(
+                    "missing from spec.versions; {gone} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {gone} and removes {gone} from status.storedVersions"
+                ),
+            ));
+        }
     }
 }
 
@@ -251,7 +307,8 @@ mod tests {
                     }}},
                     "additionalPrinterColumns": [{"name": "Table", "type": "string", "jsonPath": ".spec.table"}]
                 }]
-            }
+            },
+            "status": {"storedVersions": ["v1"]}
         })
     }
 
@@ -281,8 +338,8 @@ mod tests {
 
     #[test]
     fn v1_group_kind_plural_and_scope_are_required() {
-        let bad =
-            json!({"metadata": {"name": "."}, "spec": {"names": {}, "versions": crd()["spec"]["versions"]}});
+        let bad = json!({"metadata": {"name": "."}, "spec": {"names": {}, "versions": crd()["spec"]["versions"]},
+                   "status": crd()["status"]});
         assert_eq!(
             rendered(&bad),
             [
@@ -305,24 +362,61 @@ mod tests {
     }
 
     #[test]
-    fn v1_exactly_one_storage_version() {
+    fn v1_exactly_one_storage_version_quoting_the_versions_as_go_prints_them() {
         let mut bad = crd();
         let mut second = bad["spec"]["versions"][0].clone();
         second["name"] = json!("v2");
         bad["spec"]["versions"].as_array_mut().unwrap().push(second);
-        let causes = validate_crd(&bad);
-        assert_eq!(causes.len(), 1);
-        assert_eq!(causes[0].field, "spec.versions");
+        let causes = rendered(&bad);
+        assert_eq!(causes.len(), 2, "{causes:?}");
         assert!(
-            causes[0]
-                .message
-                .ends_with("must have exactly one version marked as storage version")
+            causes[0].starts_with(
+                "spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{apiextensions.CustomResourceDefinitionVersion{Name:\"v1\""
+            ),
+            "{causes:?}"
+        );
+        assert!(causes[0].ends_with("}}: must have exactly one version marked as storage version"));
+        assert_eq!(
+            causes[1],
+            r#"status.storedVersions: Invalid value: []string{"v1"}: must have the storage version v2"#
         );
 
         bad["spec"]["versions"] = json!([]);
         assert_eq!(
             rendered(&bad),
-            ["spec.versions: Required value: must have exactly one version marked as storage version"]
+            [
+                "spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{}: must have exactly one version marked as storage version",
+                "status.storedVersions[0]: Invalid value: \"v1\": missing from spec.versions; v1 was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in v1 and removes v1 from status.storedVersions",
+            ]
+        );
+    }
+
+    #[test]
+    fn v1_a_crd_without_stored_versions_is_told_so() {
+        let mut bad = crd();
+        bad["spec"]["versions"][0]["storage"] = json!(false);
+        bad["status"]["storedVersions"] = json!([]);
+        let rendered = rendered(&bad);
+        assert_eq!(
+            rendered.last().map(String::as_str),
+            Some(
+                "status.storedVersions: Invalid value: []string(nil): must have at least one stored version"
+            )
+        );
+    }
+
+    #[test]
+    fn v1_version_names_are_unique() {
+        let mut bad = crd();
+        let second = bad["spec"]["versions"][0].clone();
+        bad["spec"]["versions"].as_array_mut().unwrap().push(second);
+        let rendered = rendered(&bad);
+        assert!(
+            rendered
+                .iter()
+                .any(|r| r.starts_with("spec.versions: Invalid value: ")
+                    && r.ends_with(": must contain unique version names")),
+            "{rendered:?}"
         );
     }
 
@@ -378,18 +472,6 @@ mod tests {
             causes[0]
                 .message
                 .contains("a DNS-1035 label must consist of lower case alphanumeric characters")
-        );
-    }
-
-    #[test]
-    fn v1_duplicate_version_names_are_rejected() {
-        let mut bad = crd();
-        let mut second = bad["spec"]["versions"][0].clone();
-        second["storage"] = json!(false);
-        bad["spec"]["versions"].as_array_mut().unwrap().push(second);
-        assert_eq!(
-            rendered(&bad),
-            [r#"spec.versions[1].name: Duplicate value: "v1""#]
         );
     }
 }

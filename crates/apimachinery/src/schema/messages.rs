@@ -38,6 +38,16 @@ pub fn invalid(field: impl Into<String>, value: &Value, detail: &str) -> FieldCa
     )
 }
 
+/// `field.Invalid` of a value Go prints with `%#v` (a struct or slice of an internal type), already
+/// printed.
+pub fn invalid_printed(field: impl Into<String>, printed: &str, detail: &str) -> FieldCause {
+    FieldCause::new(
+        INVALID,
+        field,
+        with_detail(format!("Invalid value: {printed}"), detail),
+    )
+}
+
 /// `field.TypeInvalid`: worded like `Invalid`, with its own reason.
 pub fn type_invalid(field: impl Into<String>, value: &Value, detail: &str) -> FieldCause {
     FieldCause::new(
@@ -160,73 +170,7 @@ pub fn go_float(f: f64) -> String {
 /// Go's `json.Marshal` of a decoded JSON value: object keys sorted, `<`, `>` and `&` escaped,
 /// integral floats without a fraction.
 pub fn go_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(value, &mut out);
-    out
-}
-
-fn write_go_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => out.push_str(&go_json_float(f)),
-            _ => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => {
-            let encoded = serde_json::to_string(s).unwrap_or_default();
-            out.push_str(
-                &encoded
-                    .replace('<', "\\u003c")
-                    .replace('>', "\\u003e")
-                    .replace('&', "\\u0026")
-                    .replace('\u{2028}', "\\u2028")
-                    .replace('\u{2029}', "\\u2029"),
-            );
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(&Value::String(key.clone()), out);
-                out.push(':');
-                write_go_json(&map[key.as_str()], out);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// encoding/json: plain decimal notation unless the exponent is below -6 or at least 21.
-fn go_json_float(f: f64) -> String {
-    let abs = f.abs();
-    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
-        let sci = format!("{f:e}");
-        match sci.split_once('e') {
-            Some((mantissa, exp)) => {
-                let exp: i32 = exp.parse().unwrap_or(0);
-                let sign = if exp < 0 { '-' } else { '+' };
-                format!("{mantissa}e{sign}{:02}", exp.abs())
-            }
-            None => sci,
-        }
-    } else {
-        f.to_string()
-    }
+    crate::go_json::sorted(value)
 }
 
 /// Joins a parent path and a property name the way `field.Path.Child` prints it.

@@ -10,6 +10,8 @@
 
 mod cel;
 mod crd;
+mod crd_internal;
+mod crd_selectable;
 mod defaults;
 mod formats;
 pub mod messages;

@@ -16,21 +16,13 @@ pub(super) fn admit(
     old: Option<&Value>,
     object: &mut Value,
 ) -> Result<(), Vec<FieldCause>> {
-    let causes = validate_crd(object);
-    if !causes.is_empty() {
-        return Err(causes);
-    }
-    let types = apimachinery::resource::from_crd(object)?;
-    let name = meta::name(object).to_owned();
-    if !meta::is_deleting(object) {
-        state.registry.set_crd(&name, types);
-    }
-    // The write itself only records what the client sent and the versions objects are stored at;
-    // accepting the names is the naming controller's, in a write of its own (see `establish`).
+    // The versions objects are stored at are set before validation, which checks them against the
+    // versions served (as kube-apiserver's strategy prepares a CRD before validating it).
     let storage = stored_versions(old, object);
     match old {
         None => {
-            // As Go prints a new CRD's status: `conditions` has no omitempty, so it is null.
+            // As Go prints a new CRD's status: `conditions` has no omitempty, so it is null. Accepting
+            // the names is the naming controller's, in a write of its own (see `establish`).
             object["status"] = json!({
                 "acceptedNames": {"kind": "", "plural": ""},
                 "conditions": null,
@@ -43,6 +35,15 @@ pub(super) fn admit(
             }
             object["status"]["storedVersions"] = json!(storage);
         }
+    }
+    let causes = validate_crd(object);
+    if !causes.is_empty() {
+        return Err(causes);
+    }
+    let types = apimachinery::resource::from_crd(object)?;
+    let name = meta::name(object).to_owned();
+    if !meta::is_deleting(object) {
+        state.registry.set_crd(&name, types);
     }
     Ok(())
 }
@@ -116,17 +117,19 @@ fn stored_versions(old: Option<&Value>, object: &Value) -> Vec<Value> {
         None => Vec::new(),
         Some(old) => listed(object).or_else(|| listed(old)).unwrap_or_default(),
     };
+    // Only the first version marked storage counts: a CRD marking two is invalid, and told so
+    // by the stored versions missing the second.
     let storage = object
         .pointer("/spec/versions")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        .filter_map(|v| v.get("name").cloned());
-    for version in storage {
-        if !stored.contains(&version) {
-            stored.push(version);
-        }
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .and_then(|v| v.get("name").cloned());
+    if let Some(version) = storage
+        && !stored.contains(&version)
+    {
+        stored.push(version);
     }
     stored
 }

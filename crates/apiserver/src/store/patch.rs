@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use apimachinery::{
     patch::{self, ApplyRequest, PatchType},
+    protobuf::GoType,
     resource::ResourceType,
 };
 use serde_json::{Value, json};
@@ -60,9 +61,10 @@ impl Store {
             };
             let old = options.current.clone().unwrap_or_else(|| read.decode());
             let (patched, options) = request.patched(&old)?;
+            let live = || options.current.clone().unwrap_or_else(|| read.decode());
             let prepared = self
                 .prepare_update(rt, namespace, name, old, patched, &options, status_only)
-                .map_err(Error::for_patch)?;
+                .map_err(|e| e.for_patch(|object| request.written(&live(), object)))?;
             let mut state = self.write_lock();
             if !Self::stored_object(&state, rt, namespace, name).is_some_and(|now| now.is_same_version(&read))
             {
@@ -70,7 +72,7 @@ impl Store {
             }
             let result = self
                 .commit_update(&mut state, rt, namespace, name, prepared, &options)
-                .map_err(Error::for_patch);
+                .map_err(|e| e.for_patch(|object| request.written(&live(), object)));
             return self.settle(state, result);
         }
     }
@@ -99,7 +101,7 @@ impl Store {
             return self.create_locked(state, rt, namespace, object, &recorded_by_apply(options));
         };
         let (patched, options) = request.patched(&old)?;
-        self.update_locked(
+        let result = self.update_locked(
             state,
             rt,
             namespace,
@@ -108,8 +110,16 @@ impl Store {
             patched,
             &options,
             request.status_only,
-        )
-        .map_err(Error::for_patch)
+        );
+        result.map_err(|e| {
+            e.for_patch(|object| {
+                let live = options
+                    .current
+                    .clone()
+                    .or_else(|| self.stored(state, rt, namespace, name));
+                request.written(&live.unwrap_or_default(), object)
+            })
+        })
     }
 }
 
@@ -125,6 +135,22 @@ struct PatchRequest<'a> {
 }
 
 impl PatchRequest<'_> {
+    /// The text kube-apiserver quotes of a patched built-in object that does not decode (`decoded`, as
+    /// decoding saw it): its JSON and merge patches keep the stored text's Go field order where they
+    /// did not reach.
+    fn written(&self, old: &Value, decoded: &str) -> String {
+        let text_patch = matches!(self.patch_type, PatchType::Merge | PatchType::Json);
+        let patched = serde_json::from_str::<Value>(decoded);
+        match patched {
+            Ok(patched) if text_patch && self.rt.is_builtin() => {
+                let live = lifecycle::present(self.rt, old);
+                let go_type = GoType::of(&self.rt.api_version(), &self.rt.kind);
+                patch::patched_text(&live, self.body, &patched, self.patch_type, &go_type)
+            }
+            _ => decoded.to_owned(),
+        }
+    }
+
     /// The patched object, and the options of the update it becomes.
     fn patched(&self, old: &Value) -> Result<(Value, WriteOptions)> {
         let PatchRequest {

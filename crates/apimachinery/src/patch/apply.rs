@@ -256,7 +256,7 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
 /// The fields an applier owns: the field set of what it applied, but what no manager owns.
 fn applied_fields(request: &ApplyRequest<'_>, applied_content: &Value) -> FieldSet {
     let applied = applied_set(&request.schema.root(), applied_content);
-    in_scope(applied, request.subresource, request.status_subresource).difference(&unowned())
+    in_scope(applied, request.subresource, request.status_subresource).difference(unowned())
 }
 
 #[cfg(test)]

@@ -45,12 +45,15 @@ pub(super) fn in_scope(set: FieldSet, subresource: Option<&str>, status_subresou
     }
 }
 
-/// [`UNOWNED`] as a field set.
-pub(super) fn unowned() -> FieldSet {
-    UNOWNED
-        .iter()
-        .map(|path| path.iter().map(|key| field_key(key)).collect())
-        .collect()
+/// [`UNOWNED`] as a field set, built once: every write takes it out of what it records.
+pub(super) fn unowned() -> &'static FieldSet {
+    static SET: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(|| {
+        UNOWNED
+            .iter()
+            .map(|path| path.iter().map(|key| field_key(key)).collect())
+            .collect()
+    });
+    &SET
 }
 
 /// Records the write in `new`'s managedFields. A write that changes no field leaves managedFields as
@@ -81,7 +84,7 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &Update
     if changed.is_empty() && removed.is_empty() {
         return;
     }
-    let taken = changed.difference(&unowned());
+    let taken = changed.difference(unowned());
 
     let is_own = |entry: &Value| {
         entry.get("manager").and_then(Value::as_str) == Some(write.manager)

@@ -3,6 +3,11 @@
 
 use std::time::{Duration, Instant};
 
+/// The server runs in this process under jemalloc, the allocator of the binaries that host it
+/// (`apiserver`, and `operator` in dev mode).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use apiserver::{ApiServer, Config};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;

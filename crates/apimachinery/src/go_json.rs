@@ -3,7 +3,7 @@
 //! declaration order for a struct). serde_json writes neither Go's escapes nor a chosen key order, and
 //! kube-apiserver quotes such text in its messages, so the text is written here.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A JSON value with the order its objects' keys are written in.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +15,21 @@ pub enum Ordered<'a> {
     Object(Vec<(&'a str, Ordered<'a>)>),
 }
 
-impl Ordered<'_> {
+impl<'a> Ordered<'a> {
+    /// An object with its keys sorted, as Go writes a map, each value as `value` gives it.
+    pub fn sorted_object(
+        fields: &'a Map<String, Value>,
+        mut value: impl FnMut(&'a str, &'a Value) -> Ordered<'a>,
+    ) -> Ordered<'a> {
+        let mut keys: Vec<&String> = fields.keys().collect();
+        keys.sort();
+        Ordered::Object(
+            keys.into_iter()
+                .map(|key| (key.as_str(), value(key, &fields[key.as_str()])))
+                .collect(),
+        )
+    }
+
     pub fn to_json(&self) -> String {
         let mut out = String::new();
         self.write(&mut out);
@@ -68,15 +82,7 @@ fn write_sorted(value: &Value, out: &mut String) {
         },
         Value::String(s) => write_string(s, out),
         Value::Array(items) => Ordered::Array(items.iter().map(Ordered::Sorted).collect()).write(out),
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields = keys
-                .into_iter()
-                .map(|key| (key.as_str(), Ordered::Sorted(&map[key.as_str()])))
-                .collect();
-            Ordered::Object(fields).write(out)
-        }
+        Value::Object(map) => Ordered::sorted_object(map, |_, value| Ordered::Sorted(value)).write(out),
     }
 }
 

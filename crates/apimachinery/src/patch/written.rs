@@ -43,16 +43,9 @@ fn merged<'a>(
 ) -> Ordered<'a> {
     match (patched, live, patch) {
         (Value::Object(fields), Some(Value::Object(live)), Some(Value::Object(patch))) => {
-            let mut keys: Vec<&String> = fields.keys().collect();
-            keys.sort();
-            Ordered::Object(
-                keys.into_iter()
-                    .map(|key| {
-                        let value = merged(&fields[key], live.get(key), patch.get(key), &go_type.child(key));
-                        (key.as_str(), value)
-                    })
-                    .collect(),
-            )
+            Ordered::sorted_object(fields, |key, value| {
+                merged(value, live.get(key), patch.get(key), &go_type.child(key))
+            })
         }
         (_, _, None) => as_go_writes(patched, go_type),
         _ => Ordered::Sorted(patched),
@@ -90,22 +83,11 @@ fn json_patched<'a>(
 ) -> Ordered<'a> {
     let walked = reached.iter().any(|r| r == pointer);
     match patched {
-        Value::Object(fields) if walked => {
-            let mut keys: Vec<&String> = fields.keys().collect();
-            keys.sort();
-            Ordered::Object(
-                keys.into_iter()
-                    .map(|key| {
-                        let below = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
-                        let live = live.and_then(|l| l.get(key));
-                        (
-                            key.as_str(),
-                            json_patched(&fields[key], live, &below, reached, &go_type.child(key)),
-                        )
-                    })
-                    .collect(),
-            )
-        }
+        Value::Object(fields) if walked => Ordered::sorted_object(fields, |key, value| {
+            let below = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+            let live = live.and_then(|l| l.get(key));
+            json_patched(value, live, &below, reached, &go_type.child(key))
+        }),
         Value::Array(items) if walked => Ordered::Array(
             items
                 .iter()

@@ -52,6 +52,13 @@ impl ControlPlane {
         }
     }
 
+    /// The real control plane with `controllers` running in its controller manager.
+    pub async fn real(controllers: real::Controllers) -> Result<ControlPlane> {
+        Ok(ControlPlane {
+            inner: Inner::Real(RealControlPlane::start_with(controllers).await?),
+        })
+    }
+
     /// The embedded server configured as `config` says.
     pub async fn embedded(config: apiserver::Config) -> Result<ControlPlane> {
         let server = ApiServer::start(config)

@@ -44,12 +44,30 @@ pub struct RealControlPlane {
     dir: TempDir,
 }
 
+/// Which of kube-controller-manager's controllers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Controllers {
+    /// The garbage collector and the namespace controller: what owner references and namespace
+    /// deletion need, and nothing that would overwrite the workload status a test writes.
+    #[default]
+    CollectorAndNamespaces,
+    /// Every controller kube-controller-manager runs by default (`--controllers=*`): Deployments get
+    /// ReplicaSets and ReplicaSets Pods (which never start without a node), ServiceAccounts and their
+    /// tokens are made, and so on, as in a cluster.
+    All,
+}
+
 impl RealControlPlane {
     pub async fn start() -> Result<RealControlPlane> {
+        RealControlPlane::start_with(Controllers::default()).await
+    }
+
+    /// A control plane whose controller manager runs `controllers`.
+    pub async fn start_with(controllers: Controllers) -> Result<RealControlPlane> {
         let bin_dir = bin_dir();
         let mut attempt = 1;
         loop {
-            match RealControlPlane::start_once(&bin_dir).await {
+            match RealControlPlane::start_once(&bin_dir, controllers).await {
                 Err(Error::Exited { ref log, .. })
                     if attempt < ATTEMPTS && log.contains("address already in use") =>
                 {
@@ -60,7 +78,7 @@ impl RealControlPlane {
         }
     }
 
-    async fn start_once(bin_dir: &Path) -> Result<RealControlPlane> {
+    async fn start_once(bin_dir: &Path, controllers: Controllers) -> Result<RealControlPlane> {
         let dir = tempfile::Builder::new()
             .prefix("control-plane-")
             .tempdir()
@@ -133,16 +151,30 @@ impl RealControlPlane {
 
         let kubeconfig = plane.dir.path().join("controller-manager.kubeconfig");
         crate::write_private(&kubeconfig, &plane.kubeconfig_for_controller_manager())?;
+        let mut flags = vec![
+            format!("--kubeconfig={}", kubeconfig.display()),
+            "--leader-elect=false".to_owned(),
+            // Its own HTTPS endpoint would only add a port to collide on; nothing here reads it.
+            "--secure-port=0".to_owned(),
+        ];
+        match controllers {
+            Controllers::CollectorAndNamespaces => flags
+                .push("--controllers=garbage-collector-controller,namespace-controller".to_owned()),
+            Controllers::All => flags.extend([
+                "--controllers=*".to_owned(),
+                // The token controller signs ServiceAccount tokens with the key kube-apiserver
+                // verifies, and puts this CA in every namespace's kube-root-ca.crt.
+                format!("--service-account-private-key-file={sa_key}"),
+                format!("--root-ca-file={}", plane.dir.path().join("ca.crt").display()),
+            ]),
+        }
+        if controllers == Controllers::All {
+            crate::write_private(&plane.dir.path().join("ca.crt"), &plane.ca_pem)?;
+        }
         let controller_manager = Process::spawn(
             "kube-controller-manager",
             bin_dir,
-            &[
-                format!("--kubeconfig={}", kubeconfig.display()),
-                "--controllers=garbage-collector-controller,namespace-controller".to_owned(),
-                "--leader-elect=false".to_owned(),
-                // Its own HTTPS endpoint would only add a port to collide on; nothing here reads it.
-                "--secure-port=0".to_owned(),
-            ],
+            &flags,
             log("kube-controller-manager"),
         )?;
         plane.processes.push(controller_manager);

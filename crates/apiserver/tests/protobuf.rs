@@ -512,7 +512,7 @@ async fn d13_custom_resource_bodies_in_protobuf_are_refused(backend: Backend) {
                 "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
             );
         }
-        Backend::Real => {
+        Backend::Real | Backend::Cluster => {
             if let Ok(response) = answer {
                 assert!(!response.status().is_success(), "{}", response.status());
             }

@@ -1,34 +1,16 @@
-//! `make install` and `make deploy` rehearsed on the real control plane, step by step as the README's
-//! "Deploying to a real cluster" gives them: `operator install` (what `make install` runs), the
-//! `kubectl` steps as written, and `kubectl apply --dry-run=server -k config/default` for
-//! `make deploy` (no image is pulled, so the manager is admitted but not run; `rbac_enforced.rs` runs
-//! it). cert-manager cannot run on this control plane (it is pods, and no kubelet runs them): its
-//! install step registers stand-ins for the two CRDs config/default uses
-//! (tests/fixtures/cert-manager-crds.yaml), so that the dry run validates all of config/default, and
-//! its wait step has nothing to wait for. Then every name the manager's Deployment and the webhook
-//! wiring refer to must exist: in what kustomize renders or in what the README's steps created.
+//! `make deploy` rehearsed on the real control plane, step by step as the README's "Deploying to a
+//! real cluster" gives them: the `kubectl` steps as written, and a server-side dry run of what
+//! `make deploy` applies (`scripts/manifests.sh`; no image is pulled, so the manager is admitted but
+//! not run: `rbac_enforced.rs` runs it, and the cluster tier's `deployed.rs` runs the image on a node).
+//! Then every name the manager's Deployment and the webhook wiring refer to must exist: in what
+//! kustomize renders or in what the README's steps created.
 
 mod support;
 
-use std::{collections::BTreeSet, path::Path, process::Command};
+use std::{collections::BTreeSet, process::Command};
 
 use serde_json::Value;
 use support::{Backend, ControlPlane};
-
-/// `operator args` with `kubeconfig`, failing the test with its output if it fails.
-fn operator(args: &[&str], kubeconfig: &Path) {
-    let output = Command::new(env!("CARGO_BIN_EXE_operator"))
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .output()
-        .expect("operator runs");
-    assert!(
-        output.status.success(),
-        "operator {args:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// The commands of the README's deploy section, comments dropped.
 fn readme_deploy_steps() -> Vec<String> {
@@ -49,9 +31,24 @@ fn readme_deploy_steps() -> Vec<String> {
         .collect()
 }
 
-/// `kubectl kustomize config/default`, as JSON objects.
-fn rendered(kubeconfig: &Path) -> Vec<Value> {
-    let yaml = support::kubectl(kubeconfig, &["kustomize", "config/default"]);
+/// What `make deploy IMG=image` applies.
+fn manifests(image: &str) -> String {
+    let output = Command::new("bash")
+        .arg(support::repository().join("scripts/manifests.sh"))
+        .arg(image)
+        .output()
+        .expect("scripts/manifests.sh runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("YAML is text")
+}
+
+/// What `make deploy` applies, as JSON objects.
+fn rendered() -> Vec<Value> {
+    let yaml = manifests("operator:dev");
     serde_yaml::Deserializer::from_str(&yaml)
         .map(|document| {
             let value: serde_yaml::Value = serde::Deserialize::deserialize(document).expect("YAML");
@@ -81,23 +78,19 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     plane.write_kubeconfig(&kubeconfig).unwrap();
 
     let steps = readme_deploy_steps();
-    assert!(steps.iter().any(|s| s == "make deploy"), "{steps:?}");
+    assert!(steps.iter().any(|s| s.starts_with("make deploy")), "{steps:?}");
     for step in &steps {
         let words: Vec<&str> = step.split_whitespace().collect();
         match words.as_slice() {
-            // No container engine is needed for a server-side dry run: nothing pulls the image.
-            ["make", "docker-build"] => {}
-            ["kubectl", "apply", "-f", url] if url.contains("/cert-manager/") => {
-                support::install_cert_manager_crds(&plane.client()).await;
-            }
-            ["kubectl", "-n", "cert-manager", "wait", ..] => {}
-            ["make", "install"] => {
-                operator(&["install"], &kubeconfig);
-            }
-            ["make", "deploy"] => {
-                support::kubectl(
+            // No image is built, pushed or pulled for a server-side dry run.
+            ["make", "docker-build", ..] | ["docker", "push", ..] => {}
+            ["make", "deploy", image] => {
+                let image = image.strip_prefix("IMG=").expect("make deploy IMG=...");
+                let manifests = manifests(image);
+                support::kubectl_with_input(
                     &kubeconfig,
-                    &["apply", "--dry-run=server", "-k", "config/default"],
+                    &["apply", "--dry-run=server", "-f", "-"],
+                    &manifests,
                 );
             }
             ["kubectl", args @ ..] => {
@@ -111,7 +104,7 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     }
 
     // What exists after the steps: the rendered objects (applied as a dry run) and the cluster's.
-    let objects = rendered(&kubeconfig);
+    let objects = rendered();
     let mut known: BTreeSet<(String, String, String)> = objects.iter().map(kind_name_namespace).collect();
     for kind in ["namespaces", "secrets", "configmaps", "serviceaccounts"] {
         let listed = support::kubectl(&kubeconfig, &["get", kind, "--all-namespaces", "-o", "json"]);
@@ -126,12 +119,6 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
             };
             known.insert((kind.to_owned(), name, namespace));
         }
-    }
-    // cert-manager creates the Secret each Certificate names.
-    for certificate in objects.iter().filter(|o| o["kind"] == "Certificate") {
-        let (_, _, namespace) = kind_name_namespace(certificate);
-        let secret = certificate["spec"]["secretName"].as_str().unwrap_or_default();
-        known.insert(("Secret".into(), secret.into(), namespace));
     }
     let exists = |kind: &str, name: &str, namespace: &str| {
         known.contains(&(kind.into(), name.into(), namespace.into()))
@@ -193,96 +180,73 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
 }
 
 /// The webhook wiring of `objects` (config/default rendered) holds together: each webhook client names
-/// a rendered Service whose port leads to the manager's webhook port, the Certificate is for that
-/// Service's DNS name and names a rendered Issuer, and every object that takes a CA bundle asks
-/// cert-manager to inject the CA of that Certificate.
+/// a rendered Service whose port leads to the manager's webhook port, and the manager issues its
+/// certificate for that Service into a rendered Secret.
 fn webhook_references_exist(objects: &[Value], exists: &dyn Fn(&str, &str, &str) -> bool) {
     let mut clients = Vec::new();
-    let mut injected = Vec::new();
     for object in objects {
-        let configs: Vec<&Value> = match object["kind"].as_str() {
-            Some("CustomResourceDefinition") => object
-                .pointer("/spec/conversion/webhook/clientConfig")
-                .into_iter()
-                .collect(),
-            Some("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration") => object["webhooks"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|w| &w["clientConfig"])
-                .collect(),
-            _ => continue,
-        };
-        if configs.is_empty() {
-            continue;
+        match object["kind"].as_str() {
+            Some("CustomResourceDefinition") => clients.extend(
+                object
+                    .pointer("/spec/conversion/webhook/clientConfig/service")
+                    .cloned(),
+            ),
+            Some("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration") => clients.extend(
+                object["webhooks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|w| w["clientConfig"]["service"].clone()),
+            ),
+            _ => {}
         }
-        let (kind, name, _) = kind_name_namespace(object);
-        injected.push((
-            format!("{kind} {name}"),
-            object
-                .pointer("/metadata/annotations/cert-manager.io~1inject-ca-from")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-        ));
-        clients.extend(configs.into_iter().map(|c| c["service"].clone()));
     }
-    assert_eq!(
-        injected.len(),
-        3,
-        "VoteConfig's CRD and both configurations: {injected:?}"
-    );
     assert_eq!(clients.len(), 3, "one conversion and two admission webhooks");
 
-    let certificate = objects
-        .iter()
-        .find(|o| o["kind"] == "Certificate")
-        .expect("the webhook certificate is rendered");
-    let (_, certificate_name, certificate_namespace) = kind_name_namespace(certificate);
-    for (object, annotation) in &injected {
-        assert_eq!(
-            annotation,
-            &format!("{certificate_namespace}/{certificate_name}"),
-            "{object} gets its CA bundle from the Certificate"
-        );
-    }
-    let issuer = certificate["spec"]["issuerRef"]["name"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(
-        exists("Issuer", issuer, &certificate_namespace),
-        "the Certificate names Issuer {certificate_namespace}/{issuer}, which nothing creates"
-    );
-    let dns_names: Vec<&str> = certificate["spec"]["dnsNames"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    let webhook_port = objects
+    let manager = objects
         .iter()
         .find(|o| o["kind"] == "Deployment")
-        .and_then(|d| d.pointer("/spec/template/spec/containers/0/ports"))
-        .and_then(Value::as_array)
+        .and_then(|d| d.pointer("/spec/template/spec/containers/0"))
+        .expect("the manager's container is rendered");
+    let (_, _, namespace) = kind_name_namespace(objects.iter().find(|o| o["kind"] == "Deployment").unwrap());
+    let flag = |name: &str| {
+        manager["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find_map(|arg| arg.strip_prefix(&format!("--{name}=")))
+            .unwrap_or_else(|| panic!("the manager runs with --{name}"))
+            .to_owned()
+    };
+    let secret = flag("webhook-cert-secret");
+    assert!(
+        exists("Secret", &secret, &namespace),
+        "the manager keeps its certificate in Secret {namespace}/{secret}, which nothing creates"
+    );
+    let issued_for = flag("webhook-service");
+    let webhook_port = manager["ports"]
+        .as_array()
         .and_then(|ports| ports.iter().find(|p| p["name"] == "webhook-server"))
         .map(|p| p["containerPort"].clone())
         .expect("the manager exposes its webhook port");
     for client in clients {
-        let (name, namespace) = (
+        let (name, service_namespace) = (
             client["name"].as_str().unwrap_or_default(),
             client["namespace"].as_str().unwrap_or_default(),
         );
         assert!(
-            exists("Service", name, namespace),
-            "webhook Service {namespace}/{name}"
+            exists("Service", name, service_namespace),
+            "webhook Service {service_namespace}/{name}"
         );
-        assert!(
-            dns_names.contains(&format!("{name}.{namespace}.svc").as_str()),
-            "the certificate {dns_names:?} is for {name}.{namespace}.svc"
+        assert_eq!(
+            (name, service_namespace),
+            (issued_for.as_str(), namespace.as_str()),
+            "the certificate is issued for the Service the webhooks call"
         );
         let service = objects
             .iter()
-            .find(|o| kind_name_namespace(o) == ("Service".into(), name.into(), namespace.into()))
+            .find(|o| kind_name_namespace(o) == ("Service".into(), name.into(), service_namespace.into()))
             .expect("the Service is rendered");
         let port = client["port"].as_i64().unwrap_or(443);
         let target = service["spec"]["ports"]

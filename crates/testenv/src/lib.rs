@@ -6,12 +6,17 @@
 //!   loopback ports, built from the Go module in `testenv/control-plane` (see [`real`]). No kubelet or
 //!   scheduler runs there, as with controller-runtime's envtest: pods never start, so a test that needs
 //!   a ready Deployment writes its status the way a kubelet's work would.
+//! - [`Backend::Cluster`]: a real single-node cluster (kubelet, containerd, kube-proxy, cluster DNS,
+//!   every default controller), started once per test run by `testenv/cluster/up.sh` and shared: each
+//!   test works in namespaces of its own (see [`cluster`]).
 //!
-//! Both hand out the same things: a [`kube::Client`] with full rights, a kubeconfig, the URL and CA.
-//! [`each_control_plane!`] turns one async test function into a test per backend, named
-//! `<test>::embedded` and `<test>::real`; the nextest profiles in `.config/nextest.toml` select one
-//! tier or both (see the README).
+//! All hand out the same things: a [`kube::Client`] with full rights, a kubeconfig, the URL and CA.
+//! [`each_control_plane!`] turns one async test function into a test per fresh backend, named
+//! `<test>::embedded` and `<test>::real`; [`every_tier!`] adds `<test>::cluster`, and
+//! [`cluster_tier!`] makes only that. The nextest profiles in `.config/nextest.toml` select a tier by
+//! those names (see the README).
 
+pub mod cluster;
 mod discovery;
 pub mod error;
 mod process;
@@ -20,6 +25,7 @@ pub mod real;
 use std::path::Path;
 
 use apiserver::ApiServer;
+use cluster::SharedCluster;
 pub use discovery::discovered;
 pub use error::{Error, Result};
 use real::RealControlPlane;
@@ -29,6 +35,7 @@ use real::RealControlPlane;
 pub enum Backend {
     Embedded,
     Real,
+    Cluster,
 }
 
 /// A running control plane; dropping it stops it and removes everything it wrote.
@@ -39,6 +46,7 @@ pub struct ControlPlane {
 enum Inner {
     Embedded(ApiServer),
     Real(RealControlPlane),
+    Cluster(SharedCluster),
 }
 
 impl ControlPlane {
@@ -48,6 +56,9 @@ impl ControlPlane {
             Backend::Embedded => ControlPlane::embedded(apiserver::Config::default()).await,
             Backend::Real => Ok(ControlPlane {
                 inner: Inner::Real(RealControlPlane::start().await?),
+            }),
+            Backend::Cluster => Ok(ControlPlane {
+                inner: Inner::Cluster(SharedCluster::connect()?),
             }),
         }
     }
@@ -73,6 +84,7 @@ impl ControlPlane {
         match self.inner {
             Inner::Embedded(_) => Backend::Embedded,
             Inner::Real(_) => Backend::Real,
+            Inner::Cluster(_) => Backend::Cluster,
         }
     }
 
@@ -80,15 +92,23 @@ impl ControlPlane {
     pub fn as_embedded(&self) -> Option<&ApiServer> {
         match &self.inner {
             Inner::Embedded(server) => Some(server),
-            Inner::Real(_) => None,
+            Inner::Real(_) | Inner::Cluster(_) => None,
         }
     }
 
     /// The real control plane, for what only it has (its processes, more users).
     pub fn as_real(&self) -> Option<&RealControlPlane> {
         match &self.inner {
-            Inner::Embedded(_) => None,
             Inner::Real(plane) => Some(plane),
+            Inner::Embedded(_) | Inner::Cluster(_) => None,
+        }
+    }
+
+    /// The shared cluster, for what only it has (its node, its state directory).
+    pub fn as_cluster(&self) -> Option<&SharedCluster> {
+        match &self.inner {
+            Inner::Cluster(cluster) => Some(cluster),
+            Inner::Embedded(_) | Inner::Real(_) => None,
         }
     }
 
@@ -96,6 +116,7 @@ impl ControlPlane {
         match &self.inner {
             Inner::Embedded(server) => server.url(),
             Inner::Real(plane) => plane.url(),
+            Inner::Cluster(cluster) => cluster.url(),
         }
     }
 
@@ -104,6 +125,7 @@ impl ControlPlane {
         match &self.inner {
             Inner::Embedded(server) => server.ca_pem(),
             Inner::Real(plane) => Some(plane.ca_pem()),
+            Inner::Cluster(cluster) => Some(cluster.ca_pem()),
         }
     }
 
@@ -112,6 +134,7 @@ impl ControlPlane {
         match &self.inner {
             Inner::Embedded(server) => server.token(),
             Inner::Real(plane) => Some(plane.admin_token()),
+            Inner::Cluster(cluster) => Some(cluster.admin_token()),
         }
     }
 
@@ -123,6 +146,7 @@ impl ControlPlane {
                 .root_cert
                 .and_then(|certs| certs.into_iter().next()),
             Inner::Real(plane) => Some(plane.ca_der().to_vec()),
+            Inner::Cluster(cluster) => Some(cluster.ca_der().to_vec()),
         };
         kube_config_for(&self.url(), ca_der, token)
     }
@@ -219,6 +243,49 @@ macro_rules! real_control_plane {
                 #[tokio::test(flavor = "multi_thread")]
                 async fn real() {
                     super::$test($crate::Backend::Real).await
+                }
+            }
+        )+
+    };
+}
+
+/// One test per tier, the cluster tier included: for `async fn rows_follow(backend: Backend)`,
+/// `every_tier!(rows_follow)` makes `rows_follow::embedded`, `rows_follow::real` and
+/// `rows_follow::cluster`. The cluster is shared: such a test keeps to namespaces of its own.
+#[macro_export]
+macro_rules! every_tier {
+    ($($test:ident),+ $(,)?) => {
+        $(
+            mod $test {
+                #[tokio::test(flavor = "multi_thread")]
+                async fn embedded() {
+                    super::$test($crate::Backend::Embedded).await
+                }
+
+                #[tokio::test(flavor = "multi_thread")]
+                async fn real() {
+                    super::$test($crate::Backend::Real).await
+                }
+
+                #[tokio::test(flavor = "multi_thread")]
+                async fn cluster() {
+                    super::$test($crate::Backend::Cluster).await
+                }
+            }
+        )+
+    };
+}
+
+/// A test on the cluster tier only, for what needs a node (pods that run, Services that answer, the
+/// operator deployed as pods): `cluster_tier!(web_app_serves)` makes `web_app_serves::cluster`.
+#[macro_export]
+macro_rules! cluster_tier {
+    ($($test:ident),+ $(,)?) => {
+        $(
+            mod $test {
+                #[tokio::test(flavor = "multi_thread")]
+                async fn cluster() {
+                    super::$test($crate::Backend::Cluster).await
                 }
             }
         )+

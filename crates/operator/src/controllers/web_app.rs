@@ -49,10 +49,10 @@ impl Reconciler for WebApps {
     type Object = WebApp;
     const NAME: &'static str = NAME;
 
-    fn watch(controller: Controller<WebApp>, client: &kube::Client) -> Controller<WebApp> {
+    fn watch(controller: Controller<WebApp>, ctx: &ControllerContext) -> Controller<WebApp> {
         controller
-            .owns(Api::<Deployment>::all(client.clone()), watcher::Config::default())
-            .owns(Api::<Service>::all(client.clone()), watcher::Config::default())
+            .owns(ctx.watched::<Deployment>(), watcher::Config::default())
+            .owns(ctx.watched::<Service>(), watcher::Config::default())
     }
 
     async fn apply(&self, web_app: &WebApp, kit: &Toolkit) -> Result<Action> {

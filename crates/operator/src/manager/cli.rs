@@ -100,6 +100,22 @@ pub struct RunArgs {
     /// must hold them. `dev` makes its own, under a CA made for the run, and does not read this.
     #[arg(long, env = "WEBHOOK_CERT_DIR", default_value = DEFAULT_WEBHOOK_CERT_DIR)]
     pub webhook_cert_dir: PathBuf,
+    /// Issue the webhook certificate in the operator itself and keep it in this Secret of its
+    /// namespace (shared by the replicas, renewed before it expires), and put its CA into the webhook
+    /// configurations and CRDs that call --webhook-service. Empty: serve from --webhook-cert-dir.
+    #[arg(long, env = "WEBHOOK_CERT_SECRET", default_value = "")]
+    pub webhook_cert_secret: String,
+    /// The Service in front of the webhook port, in the operator's namespace: the self-issued
+    /// certificate is for its DNS names.
+    #[arg(long, env = "WEBHOOK_SERVICE", default_value = crate::webhook::configurations::SERVICE_NAME)]
+    pub webhook_service: String,
+    /// Seconds a self-issued webhook certificate is valid (90 days); it is renewed with a third left.
+    #[arg(long = "webhook-cert-validity", env = "WEBHOOK_CERT_VALIDITY", default_value_t = 90 * 24 * 3600, value_parser = webhook_cert_validity_seconds)]
+    pub webhook_cert_validity_seconds: u64,
+    /// Watch and reconcile the resources of this one namespace only (every namespace when empty), as
+    /// with controller-runtime's cache restricted to a namespace; the RBAC can then be a Role there.
+    #[arg(long, env = "WATCH_NAMESPACE", default_value = "")]
+    pub watch_namespace: String,
     /// Hold a Lease so that only one replica reconciles at a time.
     #[arg(long, env = "LEADER_ELECT", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub leader_elect: bool,
@@ -168,6 +184,13 @@ fn log_filter(text: &str) -> Result<String, String> {
 fn lease_duration_seconds(text: &str) -> Result<u64, String> {
     let seconds = text.parse().map_err(|e| format!("{e}"))?;
     super::leader::check_lease_duration(seconds)
+}
+
+fn webhook_cert_validity_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>().map_err(|e| format!("{e}"))? {
+        seconds if seconds < 30 => Err("must be at least 30 seconds".into()),
+        seconds => Ok(seconds),
+    }
 }
 
 fn resync_interval_seconds(text: &str) -> Result<u64, String> {

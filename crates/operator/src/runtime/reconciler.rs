@@ -41,7 +41,7 @@ pub trait Reconciler: Send + Sync + Sized + 'static {
     const FINALIZER: Option<&'static str> = None;
 
     /// What the controller watches besides its objects, e.g. the children it owns.
-    fn watch(controller: Controller<Self::Object>, _client: &kube::Client) -> Controller<Self::Object> {
+    fn watch(controller: Controller<Self::Object>, _ctx: &ControllerContext) -> Controller<Self::Object> {
         controller
     }
 
@@ -66,8 +66,8 @@ struct Running<R> {
 pub async fn run<R: Reconciler>(ctx: ControllerContext, reconciler: R) -> Result<()> {
     let queue = WorkQueue::new(R::NAME, ctx.metrics.clone(), Backoff::default());
     let controller = R::watch(
-        ctx.controller(Api::<R::Object>::all(ctx.client.clone()), &queue, R::TRIGGERS),
-        &ctx.client,
+        ctx.controller(ctx.watched::<R::Object>(), &queue, R::TRIGGERS),
+        &ctx,
     );
     let running = Arc::new(Running {
         reconciler,

@@ -139,6 +139,7 @@ pub fn context(client: &kube::Client, resync: Duration) -> (ControllerContext, w
         metrics: Arc::new(Metrics::new()),
         readiness: Arc::new(Readiness::default()),
         namespace: "default".into(),
+        watch_namespace: None,
         concurrency: 4,
         resync,
         shutdown: receiver,
@@ -187,6 +188,37 @@ pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
         .env("HOME", home)
         .output()
         .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?}: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `kubectl args` with `input` on its standard input; fails the test with kubectl's output if it fails.
+pub fn kubectl_with_input(kubeconfig: &std::path::Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let home = kubeconfig.parent().unwrap_or(std::path::Path::new("."));
+    let mut child = std::process::Command::new("kubectl")
+        .args(args)
+        .arg("--request-timeout=20s")
+        .current_dir(repository())
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("kubectl reads its input");
+    let output = child.wait_with_output().expect("kubectl ends");
     assert!(
         output.status.success(),
         "kubectl {args:?}: {}{}",
@@ -442,20 +474,3 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result
         body: body.to_owned(),
     })
 }
-
-/// Registers stand-ins for cert-manager's Issuer and Certificate CRDs (tests/fixtures explains why and
-/// how far they go), and waits until kubectl can map both kinds.
-pub async fn install_cert_manager_crds(client: &kube::Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let fixture = include_str!("../fixtures/cert-manager-crds.yaml");
-    for document in serde_yaml::Deserializer::from_str(fixture) {
-        let crd: CustomResourceDefinition = serde::Deserialize::deserialize(document).expect("a CRD");
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("the stand-in CRD installs");
-        let plural = crd.spec.names.plural.clone();
-        discovered(client, &crd.spec.group, &crd.spec.versions[0].name, &plural).await;
-    }
-}
-
-pub use testenv::discovered;

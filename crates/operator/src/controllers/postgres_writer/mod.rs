@@ -52,6 +52,13 @@ impl Default for Settings {
 
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Result<()> {
+    if settings.orphan_sweep && ctx.watch_namespace.is_some() {
+        // The ledger does not say which namespace a row's resource was in: a sweep that sees one
+        // namespace would take the rows of every other namespace's resources for orphans.
+        return Err(Error::Config(
+            "--orphan-sweep needs every namespace watched: drop --watch-namespace or the sweep".into(),
+        ));
+    }
     let store = RowStore::new(pool, ctx.metrics.database.clone());
     let pool_metrics = store.clone();
     ctx.metrics

@@ -181,9 +181,12 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
             );
             Ok(response)
         }
-        Route::CoreVersions => Ok(discovery::core(&shared.store, &call, shared.address)),
-        Route::GroupList => Ok(discovery::groups(&shared.store, &call)),
-        Route::ResourceList { group, version } => discovery::resources(&shared.store, &group, &version),
+        Route::CoreVersions => discovery::core(&shared.store, &call, shared.address),
+        Route::GroupList => discovery::groups(&shared.store, &call),
+        Route::Group(group) => discovery::group(&shared.store, &call, &group),
+        Route::ResourceList { group, version } => {
+            discovery::resources(&shared.store, &call, &group, &version)
+        }
         Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &shared.openapi, &call)),
         Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store, &shared.openapi)),
         Route::OpenApiDocument { group, version } => {

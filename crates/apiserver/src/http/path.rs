@@ -18,10 +18,18 @@ pub enum Route {
     Health,
     CoreVersions,
     GroupList,
-    ResourceList { group: String, version: String },
+    /// `/apis/<group>`: one group's versions.
+    Group(String),
+    ResourceList {
+        group: String,
+        version: String,
+    },
     OpenApiV2,
     OpenApiIndex,
-    OpenApiDocument { group: String, version: String },
+    OpenApiDocument {
+        group: String,
+        version: String,
+    },
     Resource(ResourcePath),
     NotFound,
 }
@@ -37,6 +45,7 @@ pub fn route(path: &str) -> Route {
         ["healthz" | "livez" | "readyz", ..] => Route::Health,
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::GroupList,
+        ["apis", group] => Route::Group((*group).into()),
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiIndex,
         ["openapi", "v3", "api", version] => Route::OpenApiDocument {
@@ -137,6 +146,7 @@ mod tests {
                 version: "v1".into()
             }
         );
+        assert_eq!(route("/apis/apps/"), Route::Group("apps".into()));
         assert_eq!(route("/nope"), Route::NotFound);
     }
 }

@@ -154,6 +154,68 @@ pub fn negotiate(accept: &str) -> Representation {
     Representation::Object
 }
 
+/// The form of a discovery document (`/api`, `/apis` and what is below them) an Accept header asks
+/// for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiscoveryForm {
+    Json,
+    Protobuf,
+    /// Aggregated discovery `v2`, which `/api` and `/apis` alone serve.
+    Aggregated,
+}
+
+/// The first form of a discovery document `accept` lists that the endpoint serves (`aggregated`:
+/// whether it serves aggregated discovery), or `None`: kube-apiserver then answers 406. No Accept
+/// header takes JSON; YAML is answered as JSON, which every YAML reader reads.
+pub fn negotiate_discovery(accept: &str, aggregated: bool) -> Option<DiscoveryForm> {
+    if accept.trim().is_empty() {
+        return Some(DiscoveryForm::Json);
+    }
+    accept.split(',').find_map(|candidate| {
+        let mut parts = candidate.split(';');
+        let essence = parts.next().unwrap_or_default().trim();
+        let parameters: Vec<(&str, &str)> = parts
+            .filter_map(|p| p.split_once('='))
+            .map(|(key, value)| (key.trim(), value.trim()))
+            .collect();
+        let parameter = |name: &str| parameters.iter().find(|(key, _)| *key == name).map(|(_, v)| *v);
+        match parameter("as") {
+            // A representation named by `as=` is served only when it is aggregated discovery v2, as
+            // JSON (the protobuf form of it is not served here).
+            Some("APIGroupDiscoveryList")
+                if aggregated
+                    && essence == "application/json"
+                    && parameter("g") == Some("apidiscovery.k8s.io")
+                    && parameter("v") == Some("v2") =>
+            {
+                Some(DiscoveryForm::Aggregated)
+            }
+            Some(_) => None,
+            None if apimachinery::protobuf::is_protobuf(essence) => Some(DiscoveryForm::Protobuf),
+            None if matches!(
+                essence,
+                "application/json" | "application/yaml" | "application/*" | "*/*" | "*"
+            ) =>
+            {
+                Some(DiscoveryForm::Json)
+            }
+            None => None,
+        }
+    })
+}
+
+/// The 406 of a discovery endpoint that serves nothing an Accept header lists, as kube-apiserver's
+/// serializer negotiation words it.
+pub fn discovery_not_acceptable() -> Error {
+    Error::NotAcceptable {
+        message: format!(
+            "only the following media types are accepted: {}",
+            PRODUCED.join(", ")
+        ),
+        routed: false,
+    }
+}
+
 /// The body form an Accept header puts first among those served, for objects, lists and Status
 /// errors (D12). A representation named by `as=` (a Table) is not an object: [`negotiate`] serves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -406,6 +468,30 @@ mod tests {
              application/vnd.kubernetes.protobuf"
         );
         assert!(custom.get("details").is_none(), "{custom}");
+    }
+
+    #[test]
+    fn d3_discovery_answers_the_first_form_it_serves() {
+        use DiscoveryForm::*;
+        let aggregated_first =
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+        assert_eq!(negotiate_discovery(aggregated_first, true), Some(Aggregated));
+        assert_eq!(negotiate_discovery(aggregated_first, false), Some(Json));
+        assert_eq!(
+            negotiate_discovery(
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                false
+            ),
+            None
+        );
+        let client_go = "application/vnd.kubernetes.protobuf, */*";
+        assert_eq!(negotiate_discovery(client_go, false), Some(Protobuf));
+        assert_eq!(negotiate_discovery("", false), Some(Json));
+        assert_eq!(negotiate_discovery("text/plain", true), None);
+        assert_eq!(
+            negotiate_discovery("application/json;as=Table;v=v1;g=meta.k8s.io", true),
+            None
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! - [`defaults`]: defaults the real API server applies to built-in kinds.
 //! - [`conversion`]: between the versions of a built-in kind served in more than one.
 //! - [`protobuf`]: the protobuf form of the built-in kinds, to and from their JSON.
-//! - [`go_json`]: the JSON text Go writes, for messages that quote it.
+//! - [`go_json`]: the JSON text Go writes, for messages that quote it; [`go_duration`]: Go's durations.
 //!
 //! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
 
@@ -21,6 +21,7 @@ pub mod decoding;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
+pub mod go_duration;
 pub mod go_json;
 pub mod json_syntax;
 pub mod openapi;

@@ -15,7 +15,11 @@ pub struct ResourcePath {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     Version,
-    Health,
+    /// `/healthz`, `/livez` or `/readyz`, or one of their checks (`/healthz/etcd`).
+    Health {
+        endpoint: String,
+        check: Option<String>,
+    },
     CoreVersions,
     GroupList,
     /// `/apis/<group>`: one group's versions.
@@ -42,7 +46,10 @@ pub fn route(path: &str) -> Route {
         .collect();
     match segments.as_slice() {
         ["version"] => Route::Version,
-        ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => Route::Health {
+            endpoint: (*endpoint).into(),
+            check: (!check.is_empty()).then(|| check.join("/")),
+        },
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::GroupList,
         ["apis", group] => Route::Group((*group).into()),

@@ -88,7 +88,7 @@ fn answer(
             })
         }
         Some(DiscoveryForm::Json) => Ok(respond::json(200, &document())),
-        None => Err(respond::discovery_not_acceptable()),
+        None => Err(respond::negotiation_failed()),
     }
 }
 

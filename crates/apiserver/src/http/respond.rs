@@ -2,6 +2,7 @@
 //! for (Table T1, aggregated discovery D6, the OpenAPI v2 document as protobuf D7, the built-in kinds
 //! as protobuf D12).
 
+use apimachinery::table::TABLE_VERSIONS;
 use axum::{
     body::Body,
     http::{HeaderValue, StatusCode, header},
@@ -128,7 +129,7 @@ pub fn negotiate(accept: &str) -> Representation {
         match parameter("as").as_deref() {
             Some("Table")
                 if parameter("g").as_deref() == Some("meta.k8s.io")
-                    && parameter("v").as_deref() == Some("v1") =>
+                    && parameter("v").is_some_and(|v| TABLE_VERSIONS.contains(&v.as_str())) =>
             {
                 return Representation::Table;
             }
@@ -152,6 +153,31 @@ pub fn negotiate(accept: &str) -> Representation {
         }
     }
     Representation::Object
+}
+
+/// The version of `meta.k8s.io` the Table `accept` asks for names (`v1` or `v1beta1`).
+pub fn table_version(accept: &str) -> &'static str {
+    accept
+        .split(',')
+        .filter(|candidate| candidate.split(';').skip(1).any(|p| p.trim() == "as=Table"))
+        .find_map(|candidate| {
+            let version = candidate
+                .split(';')
+                .filter_map(|p| p.split_once('='))
+                .find(|(key, _)| key.trim() == "v")
+                .map(|(_, value)| value.trim())?;
+            TABLE_VERSIONS.into_iter().find(|served| *served == version)
+        })
+        .unwrap_or("v1")
+}
+
+/// `accept` without the entries asking for a Table: what an endpoint with no Table answers from.
+pub fn without_tables(accept: &str) -> String {
+    accept
+        .split(',')
+        .filter(|candidate| !candidate.split(';').skip(1).any(|p| p.trim() == "as=Table"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The form of a discovery document (`/api`, `/apis` and what is below them) an Accept header asks
@@ -204,9 +230,9 @@ pub fn negotiate_discovery(accept: &str, aggregated: bool) -> Option<DiscoveryFo
     })
 }
 
-/// The 406 of a discovery endpoint that serves nothing an Accept header lists, as kube-apiserver's
-/// serializer negotiation words it.
-pub fn discovery_not_acceptable() -> Error {
+/// The 406 of an endpoint that serves nothing an Accept header lists (after its route took the
+/// request), as kube-apiserver's serializer negotiation words it.
+pub fn negotiation_failed() -> Error {
     Error::NotAcceptable {
         message: format!(
             "only the following media types are accepted: {}",
@@ -389,10 +415,16 @@ mod tests {
         assert_eq!(negotiate(v2_first), Representation::AggregatedDiscovery);
         let tables = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         assert_eq!(negotiate(tables), Representation::Table);
+        let beta = "application/json;as=Table;v=v1beta1;g=meta.k8s.io";
+        assert_eq!(negotiate(beta), Representation::Table);
+        assert_eq!(table_version(beta), "v1beta1");
+        assert_eq!(table_version(tables), "v1");
         assert_eq!(
-            negotiate("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
+            negotiate("application/json;as=Table;v=v2;g=meta.k8s.io"),
             Representation::Object
         );
+        assert_eq!(without_tables(tables), "application/json");
+        assert_eq!(without_tables(beta), "");
         assert_eq!(negotiate(""), Representation::Object);
     }
 

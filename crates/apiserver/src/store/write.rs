@@ -268,18 +268,13 @@ impl Store {
         }
         let new = lifecycle::to_storage(rt, new);
         let mut next = if status_only {
-            // `/status` takes only the status; everything else stays as stored (C7).
-            let mut next = old.clone();
-            match new.get("status") {
-                Some(status) => next["status"] = status.clone(),
-                None => {
-                    if let Some(map) = next.as_object_mut() {
-                        map.remove("status");
-                    }
-                }
-            }
-            if let Some(managed) = new.pointer("/metadata/managedFields") {
-                meta::metadata_mut(&mut next).insert("managedFields".into(), managed.clone());
+            // `/status` takes the status and, as the kind's strategy allows, the metadata (C7).
+            let mut next = apimachinery::status_update::status_update(rt, &old, &new);
+            lifecycle::keep_server_fields(&mut next, &old);
+            let metadata = meta::metadata_mut(&mut next);
+            metadata.insert("name".into(), json!(name));
+            if rt.namespaced {
+                metadata.insert("namespace".into(), json!(namespace));
             }
             next
         } else {

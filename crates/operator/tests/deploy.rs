@@ -12,25 +12,6 @@ use std::{collections::BTreeSet, process::Command};
 use serde_json::Value;
 use support::{Backend, ControlPlane};
 
-/// The commands of the README's deploy section, comments dropped.
-fn readme_deploy_steps() -> Vec<String> {
-    let readme = std::fs::read_to_string(support::repository().join("README.md")).expect("README.md");
-    let section = readme
-        .split("## Deploying to a real cluster")
-        .nth(1)
-        .expect("a deploy section");
-    let block = section
-        .split("```sh\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a sh block in the deploy section");
-    block
-        .lines()
-        .map(|line| line.split(" #").next().unwrap_or_default().trim().to_owned())
-        .filter(|line| !line.is_empty())
-        .collect()
-}
-
 /// What `make deploy IMG=image` applies.
 fn manifests(image: &str) -> String {
     let output = Command::new("bash")
@@ -77,7 +58,7 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     let kubeconfig = dir.path().join("kubeconfig");
     plane.write_kubeconfig(&kubeconfig).unwrap();
 
-    let steps = readme_deploy_steps();
+    let steps = support::readme_deploy_steps();
     assert!(steps.iter().any(|s| s.starts_with("make deploy")), "{steps:?}");
     for step in &steps {
         let words: Vec<&str> = step.split_whitespace().collect();

@@ -52,7 +52,8 @@ pub struct WebAppSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebAppStatus {
-    /// Pending (no Deployment yet), Deploying (fewer ready replicas than asked), Running.
+    /// Pending (no Deployment yet), Deploying (fewer ready replicas than asked), Running, or Failed (a
+    /// container cannot start: the Ready condition says which and why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

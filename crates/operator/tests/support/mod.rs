@@ -228,6 +228,25 @@ pub fn kubectl_with_input(kubeconfig: &std::path::Path, args: &[&str], input: &s
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The commands of the README's deploy section, comments dropped.
+pub fn readme_deploy_steps() -> Vec<String> {
+    let readme = std::fs::read_to_string(repository().join("README.md")).expect("README.md");
+    let section = readme
+        .split("## Deploying to a real cluster")
+        .nth(1)
+        .expect("a deploy section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a sh block in the deploy section");
+    block
+        .lines()
+        .map(|line| line.split(" #").next().unwrap_or_default().trim().to_owned())
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
 /// Polls `check` until it yields `Some`, failing the test after `limit`.
 pub async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
 where

@@ -12,6 +12,7 @@ use std::{
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::Value;
 
+use super::field_set::{item_key, value_key};
 use crate::{
     protobuf::{self, ListType, MessageForm, Schema as GoTypes},
     schema::{
@@ -282,6 +283,19 @@ impl<'s> Type<'s> {
             }
             Type::Crd(node) => node.properties.get(key).and_then(|child| child.default.clone()),
             _ => None,
+        }
+    }
+
+    /// The FieldsV1 key of an item of a set or map list of this type (`list`): a set's item by its
+    /// value, a map's by its key fields; `None` when it has none (or is not a scalar, in a set).
+    pub(super) fn item_key(&self, list: &ListType, item: &Value) -> Option<String> {
+        match list {
+            ListType::Set => (!item.is_object() && !item.is_array()).then(|| value_key(item)),
+            ListType::Map(keys) => {
+                let item_type = self.item();
+                item_key(item, keys, |key| item_type.default_of(key))
+            }
+            ListType::Atomic => None,
         }
     }
 

@@ -206,7 +206,6 @@ fn server_side_apply(
             manager: options.field_manager.as_deref().unwrap_or_default(),
             force: options.force,
             subresource: status_only.then_some("status"),
-            builtin_kind: rt.is_builtin().then_some(rt.kind.as_str()),
             schema,
             status_subresource: rt.status_subresource,
             now: &now,

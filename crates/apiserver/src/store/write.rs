@@ -433,12 +433,18 @@ pub(super) struct PreparedUpdate {
     warnings: Vec<String>,
 }
 
+/// Whether a write changes nothing but managedFields' times, which kube-apiserver does not store on
+/// their own. A change of who owns what (a second applier of the same values) is a write.
 fn unchanged(old: &Value, new: &Value) -> bool {
     let strip = |object: &Value| {
         let mut copy = object.clone();
         let metadata = meta::metadata_mut(&mut copy);
         metadata.remove("resourceVersion");
-        metadata.remove("managedFields");
+        if let Some(entries) = metadata.get_mut("managedFields").and_then(Value::as_array_mut) {
+            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                entry.remove("time");
+            }
+        }
         copy
     };
     strip(old) == strip(new)

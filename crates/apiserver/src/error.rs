@@ -255,6 +255,7 @@ impl Error {
                 causes,
             },
             apimachinery::Error::UnsupportedMediaType(message) => Error::UnsupportedMediaType(message),
+            apimachinery::Error::Untyped(message) => Error::Unclassified(message),
             apimachinery::Error::PatchNotApplicable(detail) => {
                 tracing::debug!(%detail, "a JSON patch does not apply");
                 Error::PatchNotApplicable

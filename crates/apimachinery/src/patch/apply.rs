@@ -11,6 +11,7 @@ use super::{
     ApplyRequest,
     compare::{applied_set, compare},
     conflicts::conflict_error,
+    declared::{undeclared_fields, undeclared_message},
     field_set::FieldSet,
     fields::ownable_content,
     merge::merge,
@@ -30,6 +31,11 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             "an apply patch's metadata must be an object".into(),
         ));
     }
+    let ty = request.schema.root();
+    let undeclared = undeclared_fields(&ty, &applied);
+    if !undeclared.is_empty() {
+        return Err(Error::Untyped(undeclared_message(&applied, &undeclared)));
+    }
     if request.subresource == Some("status") {
         let status = applied.get("status").cloned();
         applied = json!({"apiVersion": applied["apiVersion"], "kind": applied["kind"], "metadata": applied.get("metadata").cloned().unwrap_or(json!({}))});
@@ -37,7 +43,6 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             applied["status"] = status;
         }
     }
-    let ty = request.schema.root();
     let mut live = request.live.cloned().unwrap_or_else(|| json!({}));
     // Entries that are not objects are garbage a client sent; skipping them keeps the indexing below
     // from panicking (found by tests/properties.rs).

@@ -17,7 +17,7 @@ pub(super) fn conflict_error(conflicts: &[(&Value, FieldSet)]) -> Error {
         let (_, paths) = by_manager
             .entry(identity(entry))
             .or_insert_with(|| (describe(entry), Vec::new()));
-        let mut printed: Vec<(Vec<(bool, u8, String)>, String)> = fields
+        let mut printed: Vec<(Vec<OrderKey>, String)> = fields
             .paths()
             .map(|path| (order_key(path), print_path(path)))
             .collect();
@@ -81,7 +81,7 @@ fn describe(entry: &Value) -> String {
 }
 
 /// A FieldsV1 path as structured-merge-diff prints it.
-fn print_path(path: &[String]) -> String {
+pub(super) fn print_path(path: &[String]) -> String {
     path.iter().map(|element| print_element(element)).collect()
 }
 
@@ -117,9 +117,12 @@ fn go_value(value: &Value) -> String {
     }
 }
 
+/// One path element's place: whether paths go on below it, its kind's rank, its text.
+type OrderKey = (bool, u8, String);
+
 /// The order in which structured-merge-diff walks a set: at each node its members, then the paths
 /// below each child; elements by kind (field names, keys, values, indices), then by text.
-fn order_key(path: &[String]) -> Vec<(bool, u8, String)> {
+fn order_key(path: &[String]) -> Vec<OrderKey> {
     path.iter()
         .enumerate()
         .map(|(depth, element)| {

@@ -66,9 +66,7 @@ fn merge_lists(ty: &Type<'_>, list: &ListType, lhs: &Value, rhs: &Value) -> Opti
     let mut lhs_keys = Vec::with_capacity(lhs.len());
     let mut lhs_items: BTreeMap<String, &Value> = BTreeMap::new();
     for item in lhs {
-        let Some(key) = key_of(item) else {
-            return None;
-        };
+        let key = key_of(item)?;
         lhs_items
             .entry(key.clone())
             .and_modify(|seen| *seen = &Value::Null)

@@ -4,6 +4,7 @@
 mod apply;
 mod compare;
 mod conflicts;
+mod declared;
 mod field_set;
 mod fields;
 mod merge;

@@ -273,6 +273,25 @@ impl<'s> Type<'s> {
         }
     }
 
+    /// Whether an object of this type may hold `key`: a declared field, a map's key, or any key where
+    /// the type keeps unknown fields (type meta is declared everywhere a Go type is).
+    pub(super) fn admits(&self, key: &str) -> bool {
+        match self {
+            Type::Message { .. } => matches!(key, "apiVersion" | "kind") || self.declares(key),
+            Type::Crd(node) => {
+                node.properties.contains_key(key)
+                    || node.preserve_unknown
+                    || matches!(node.additional, Additional::Schema(_) | Additional::Allowed(true))
+                    || (node.embedded_resource && matches!(key, "apiVersion" | "kind" | "metadata"))
+            }
+            Type::CustomResource(root) => {
+                matches!(key, "apiVersion" | "kind" | "metadata")
+                    || root.is_none_or(|node| Type::Crd(node).admits(key))
+            }
+            Type::Deduced | Type::Scalar | Type::GoMap { .. } | Type::GoList { .. } => true,
+        }
+    }
+
     /// The default of field `key` of this struct type, which a list item's key takes when left out.
     pub(super) fn default_of(&self, key: &str) -> Option<Value> {
         match self {

@@ -403,7 +403,8 @@ impl Store {
         emulated::keep_kubernetes_service(self, &mut state, port);
     }
 
-    /// Pre-creates the namespaces (L3) and the APIServices (B9) every cluster has.
+    /// Pre-creates the namespaces (L3), the APIServices (B9) and the API Priority and Fairness
+    /// configuration every cluster has.
     pub(crate) fn create_cluster_defaults(&self) {
         let mut state = self.write_lock();
         let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
@@ -415,6 +416,7 @@ impl Store {
             let _ = self.create_locked(&mut state, &rt, "", object, &WriteOptions::default());
         }
         emulated::keep_api_services(self, &mut state);
+        crate::flowcontrol::ensure_configuration(self, &mut state);
     }
 }
 

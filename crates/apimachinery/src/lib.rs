@@ -17,6 +17,7 @@
 //!
 //! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
 
+pub mod admission_policy;
 pub mod conversion;
 pub mod decoding;
 pub mod defaults;

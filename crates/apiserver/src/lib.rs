@@ -17,6 +17,7 @@
 pub mod admission;
 pub mod emulated;
 pub mod error;
+pub mod flowcontrol;
 pub mod http;
 pub mod store;
 pub mod webhooks;
@@ -124,6 +125,7 @@ impl ApiServer {
             address: addr,
             watch_list: config.watch_list,
             service_account_tokens: Default::default(),
+            flow_control: Default::default(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

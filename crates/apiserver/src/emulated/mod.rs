@@ -138,6 +138,9 @@ pub(crate) fn after_write(
     previous_references: &[Value],
     stored: &Value,
 ) {
+    if crate::flowcontrol::configures(&crate::store::storage_key(rt)) {
+        crate::flowcontrol::keep_dangling_conditions(store, state);
+    }
     if !garbage_collector::after_write(store, state, rt, namespace, name, previous_references, stored) {
         return;
     }
@@ -216,6 +219,9 @@ pub(crate) fn after_remove(
     object: &Value,
 ) {
     garbage_collector::after_remove(store, state, object);
+    if crate::flowcontrol::configures(&crate::store::storage_key(rt)) {
+        crate::flowcontrol::keep_dangling_conditions(store, state);
+    }
     if is(rt, "", "services")
         && namespace == kubernetes_service::NAMESPACE
         && crate::store::meta::name(object) == kubernetes_service::NAME

@@ -10,6 +10,7 @@ mod computed;
 mod continuation;
 mod discovery;
 mod eviction;
+mod flow_control;
 mod health;
 mod kubelet;
 mod namespace_finalize;
@@ -56,6 +57,8 @@ pub struct Shared {
     pub watch_list: bool,
     /// The tokens issued for service accounts, which authenticate as them.
     pub service_account_tokens: Arc<service_account_tokens::ServiceAccountTokens>,
+    /// How requests are classified by the FlowSchemas (API Priority and Fairness).
+    pub flow_control: crate::flowcontrol::Classifier,
 }
 
 impl Shared {
@@ -70,7 +73,13 @@ impl Shared {
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    let router = Router::new().fallback(dispatch);
+    // Layers run outside in, the last added first: authentication, then classification.
+    let router = Router::new()
+        .fallback(dispatch)
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            flow_control::classify,
+        ));
     // A layer runs before the fallback, so an unauthenticated request never reaches a handler.
     let router = match shared.credentials() {
         Some(credentials) => router.layer(axum::middleware::from_fn_with_state(

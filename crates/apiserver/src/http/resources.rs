@@ -554,9 +554,32 @@ pub(super) fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Resul
             .or_else(|| manager_from_user_agent(call)),
         field_validation,
         duplicate_fields,
+        document: json_document(call),
+        repeated_yaml_keys: repeated_apply_keys(call),
         force: call.query.get("force").map(String::as_str) == Some("true"),
         ..WriteOptions::default()
     })
+}
+
+/// The body of a create or update sent as JSON (no Content-Type means JSON).
+fn json_document(call: &Call) -> Option<bytes::Bytes> {
+    let content_type = call.content_type.as_deref().unwrap_or("");
+    let json = content_type.is_empty() || content_type.starts_with("application/json");
+    (json && matches!(call.method, Method::POST | Method::PUT)).then(|| call.body.clone())
+}
+
+/// The keys an apply body repeats (a YAML document, or JSON, which is YAML too).
+fn repeated_apply_keys(call: &Call) -> Vec<String> {
+    let apply = call.method == Method::PATCH
+        && call
+            .content_type
+            .as_deref()
+            .and_then(PatchType::from_content_type)
+            == Some(PatchType::Apply);
+    match std::str::from_utf8(&call.body) {
+        Ok(text) if apply => apimachinery::decoding::repeated_yaml_keys(text),
+        _ => Vec::new(),
+    }
 }
 
 /// The manager of a write that names none: the user agent up to its first `/`, as kube-apiserver

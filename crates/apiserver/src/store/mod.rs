@@ -101,6 +101,9 @@ pub struct Store {
     events: broadcast::Sender<Arc<StoredEvent>>,
     /// The data dir, when there is one; `None` keeps the store memory-only.
     journal: Option<persist::Journal>,
+    /// Counts the changes of FlowSchemas and PriorityLevelConfigurations, which every request is
+    /// classified by: read without the lock, it says when the classification must be built again.
+    flow_control_changes: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -181,6 +184,7 @@ impl Store {
             }),
             events,
             journal,
+            flow_control_changes: Default::default(),
         })
     }
 
@@ -373,6 +377,12 @@ impl Store {
         state.history.after(since, state.resource_version)
     }
 
+    /// How many times the API Priority and Fairness configuration changed so far.
+    pub fn flow_control_changes(&self) -> u64 {
+        self.flow_control_changes
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Subscribes to every change (the emulated controllers use this).
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoredEvent>> {
         self.events.subscribe()
@@ -384,6 +394,10 @@ impl Store {
         let event = Arc::new(event);
         if let Some(journal) = &self.journal {
             journal.record(&event, state.next_cluster_ip);
+        }
+        if crate::flowcontrol::configures(&event.resource) {
+            self.flow_control_changes
+                .fetch_add(1, std::sync::atomic::Ordering::Release);
         }
         state.history.push(event.clone(), size);
         // No receivers is fine: nobody is watching.

@@ -398,7 +398,8 @@ impl Store {
         emulated::keep_kubernetes_service(self, &mut state, port);
     }
 
-    /// Pre-creates the namespaces (L3) and the APIServices (B9) every cluster has.
+    /// Pre-creates the namespaces (L3), the APIServices (B9) and the API Priority and Fairness
+    /// configuration every cluster has.
     pub(crate) fn create_cluster_defaults(&self) {
         let mut state = self.write_lock();
         let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
@@ -410,6 +411,7 @@ impl Store {
             let _ = self.create_locked(&mut state, &rt, "", object, &WriteOptions::default());
         }
         emulated::keep_api_services(self, &mut state);
+        crate::flowcontrol::ensure_configuration(self, &mut state);
     }
 }
 
@@ -428,12 +430,18 @@ pub(super) struct PreparedUpdate {
     warnings: Vec<String>,
 }
 
+/// Whether a write changes nothing but managedFields' times, which kube-apiserver does not store on
+/// their own. A change of who owns what (a second applier of the same values) is a write.
 fn unchanged(old: &Value, new: &Value) -> bool {
     let strip = |object: &Value| {
         let mut copy = object.clone();
         let metadata = meta::metadata_mut(&mut copy);
         metadata.remove("resourceVersion");
-        metadata.remove("managedFields");
+        if let Some(entries) = metadata.get_mut("managedFields").and_then(Value::as_array_mut) {
+            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                entry.remove("time");
+            }
+        }
         copy
     };
     strip(old) == strip(new)

@@ -12,6 +12,12 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+mod typed_order;
+mod yaml;
+
+pub use typed_order::typed_field_problems;
+pub use yaml::repeated_yaml_keys;
+
 /// A JSON document and the paths of the fields it repeats, in document order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decoded {

@@ -65,6 +65,11 @@ deploy: ## Deploy the CRDs, RBAC, the manager (image IMG) and its webhooks to th
 	bash scripts/manifests.sh $(IMG) | kubectl apply -f -
 
 undeploy: ## Remove everything deploy created (the CRDs, and with them every resource of these kinds, too).
+	@# Our resources first, while the manager still runs: PostgresWriters' finalizers need it to delete
+	@# their rows. Without the CRDs (nothing deployed) there is nothing to delete.
+	if kubectl get crd postgreswriters.demo.yash.com >/dev/null 2>&1; then \
+	  kubectl delete postgreswriters.demo.yash.com,voteconfigs.voting.schoolofdevops.com,webapps.example.com \
+	    --all --all-namespaces --ignore-not-found --wait; fi
 	bash scripts/manifests.sh $(IMG) | kubectl delete --ignore-not-found --wait -f -
 
 build-installer: ## Write dist/install.yaml: everything deploy applies, for `kubectl apply -f` (image IMG).

@@ -50,6 +50,12 @@ for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $CONTAINERD_SOCK" 2>/d
 stop kube-apiserver
 stop etcd
 
+# Anything of the cluster's still running, found by the paths in its command line: a process whose
+# PID file a failed start overwrote or never wrote.
+for pid in $(pgrep -f -- "$CLUSTER_DIR/" 2>/dev/null); do
+  [ "$pid" != $$ ] && kill -KILL "$pid" 2>/dev/null
+done
+
 # Mounts under CLUSTER_DIR (root filesystems, shm, network namespaces, volumes), deepest first.
 awk -v dir="$CLUSTER_DIR/" 'index($2, dir) == 1 {print $2}' /proc/self/mounts | sort -r |
   while read -r mount; do umount "$mount" 2>/dev/null || umount -l "$mount"; done

@@ -34,6 +34,11 @@ done
 [ -x "$CNI_BIN_DIR/bridge" ] || { cluster_log "no CNI plugins in $CNI_BIN_DIR: scripts/test-deps.sh installs them"; exit 1; }
 [ -f "$CLUSTER_IMAGES/images.tar" ] || { cluster_log "no $CLUSTER_IMAGES/images.tar: run testenv/cluster/images.sh"; exit 1; }
 
+# What a start that failed or was interrupted left behind goes first.
+if [ -d "$RUN" ]; then
+  "$here/down.sh"
+fi
+
 # Whatever fails from here on, leave the machine as it was.
 trap 'cluster_log "start failed; the end of each log is in $LOGS"; "$here/down.sh" --keep-logs' ERR
 mkdir -p "$RUN" "$LOGS" "$PKI" "$CONFIG" "$CLUSTER_DIR/pod-logs" "$CLUSTER_DIR/kubelet" "$CLUSTER_DIR/cni/net.d"
@@ -163,10 +168,11 @@ api() { # path: succeeds when the API server answers 2xx
   curl -sf --max-time 5 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" "https://$NODE_IP:$API_PORT$1"
 }
 wait_for "kube-apiserver ready" 120 kube-apiserver api /readyz
+# Each controller with its own ServiceAccount and bootstrap role, as kubeadm runs it.
 start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig="$PKI/controller-manager.kubeconfig" \
   --leader-elect=false --bind-address=127.0.0.1 --secure-port=0 --controllers='*' \
   --root-ca-file="$PKI/ca.crt" --service-account-private-key-file="$PKI/service-account.key" \
-  --use-service-account-credentials=false --cluster-cidr="$POD_CIDR" --service-cluster-ip-range="$SERVICE_CIDR"
+  --use-service-account-credentials=true --cluster-cidr="$POD_CIDR" --service-cluster-ip-range="$SERVICE_CIDR"
 start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$PKI/scheduler.kubeconfig" --leader-elect=false \
   --bind-address=127.0.0.1 --secure-port=10259
 

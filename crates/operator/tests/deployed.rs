@@ -84,6 +84,20 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
         "the node has {image} (testenv/cluster/images.sh builds it with make docker-build)"
     );
 
+    // What an earlier run of this test left (it stops at its first failure) goes first.
+    make(&kubeconfig, &["undeploy", &format!("IMG={image}")]);
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for namespace in [NAMESPACE, WORKLOADS] {
+        let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
+        support::until_gone(
+            &namespaces,
+            namespace,
+            "an earlier run's namespace to go",
+            READY_WITHIN,
+        )
+        .await;
+    }
+
     // A database outside the cluster, on the node's address, as a managed database would be.
     let pg = ThrowawayPostgres::start_on(node_ip)
         .await

@@ -73,6 +73,10 @@ impl Default for Metrics {
     }
 }
 
+/// The `result` label's values, as controller-runtime names them (it also has `requeue`, which a
+/// reconcile here never returns).
+const RESULTS: &[&str] = &["success", "requeue_after", "error"];
+
 impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::default();
@@ -193,6 +197,25 @@ impl Metrics {
                 controller: controller.to_owned(),
             })
             .clone()
+    }
+
+    /// A controller started: its limit set, and its counters shown at zero (as controller-runtime
+    /// does), so that a dashboard or an alert on errors sees the series before the first one.
+    pub fn started_controller(&self, controller: &str, concurrency: u16) {
+        let labels = ControllerLabels {
+            controller: controller.to_owned(),
+        };
+        self.max_concurrent_reconciles
+            .get_or_create(&labels)
+            .set(i64::from(concurrency));
+        for result in RESULTS {
+            let _ = self.reconcile_total.get_or_create(&ResultLabels {
+                controller: controller.to_owned(),
+                result: (*result).to_owned(),
+            });
+        }
+        let _ = self.reconcile_errors_total.get_or_create(&labels);
+        let _ = self.terminal_reconcile_errors_total.get_or_create(&labels);
     }
 
     pub fn observe_reconcile(&self, controller: &str, result: &str, elapsed: Duration) {

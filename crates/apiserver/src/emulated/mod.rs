@@ -21,6 +21,7 @@ use serde_json::Value;
 
 pub use deployments::NEVER_READY_ANNOTATION;
 pub(crate) use garbage_collector::WorkList as CollectorWork;
+pub(crate) use services::addresses::ServiceAddresses;
 
 use crate::store::{DeletePropagation, State, Store};
 

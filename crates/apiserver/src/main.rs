@@ -63,6 +63,11 @@ struct Args {
     /// (streaming lists through `sendInitialEvents`), off by default as in kube-apiserver 1.33.
     #[arg(long, env = "APISERVER_FEATURE_GATES", value_parser = parse_feature_gates, default_value = "")]
     feature_gates: FeatureGates,
+    /// Simulate one ready node, on which Pods are scheduled and reported running and ready at once
+    /// (as a kubelet would report them), so that Deployments become available. `false`: no node,
+    /// Pods stay Pending, as on a control plane without nodes.
+    #[arg(long, env = "APISERVER_SIMULATED_NODE", default_value_t = true, action = clap::ArgAction::Set)]
+    simulated_node: bool,
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -129,6 +134,7 @@ async fn main() -> std::process::ExitCode {
             None => apiserver::Audit::Off,
         },
         watch_list: args.feature_gates.watch_list,
+        simulated_node: args.simulated_node,
     };
     let server = match apiserver::ApiServer::start(config).await {
         Ok(server) => server,

@@ -96,6 +96,10 @@ pub(crate) struct State {
     pub owners: owners::OwnerIndex,
     /// What the garbage collector has yet to look at.
     pub collector: crate::emulated::CollectorWork,
+    /// What the workload controllers have yet to sync.
+    pub workloads: crate::emulated::workloads::Queue,
+    /// The simulated node, when there is one.
+    pub node: Option<crate::emulated::workloads::node::SimulatedNode>,
 }
 
 pub struct Store {
@@ -185,6 +189,8 @@ impl Store {
                 api_port: None,
                 owners,
                 collector: Default::default(),
+                workloads: Default::default(),
+                node: None,
             }),
             events,
             journal,
@@ -204,6 +210,7 @@ impl Store {
             let mut state = poisoned.into_inner();
             // A panic ended a step mid-way, maybe a garbage collector's drain: start from an empty list.
             state.collector.reset();
+            state.workloads.reset();
             state
         })
     }

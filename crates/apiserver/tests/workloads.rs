@@ -16,7 +16,7 @@ use kube::{
     Api,
     api::{ListParams, Patch, PatchParams, PostParams},
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use testenv::{Backend, ControlPlane};
 
 /// How long the real controllers may take: the controller manager starts its informers after the

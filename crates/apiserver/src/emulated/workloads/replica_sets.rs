@@ -87,7 +87,7 @@ fn manage_replicas(store: &Store, state: &mut State, replica_set: &Value) -> Opt
         }
     } else if pods.len() > wanted {
         let mut ranked = pods;
-        ranked.sort_by_cached_key(|pod| deletion_rank(pod));
+        ranked.sort_by_cached_key(deletion_rank);
         for pod in ranked.iter().take(ranked.len() - wanted) {
             objects::delete(store, state, Kind::Pod, pod);
             let message = format!("Deleted pod: {}", meta::name(pod));
@@ -247,5 +247,5 @@ fn conditions(replica_set: &Value, failure: Option<String>) -> Option<Value> {
             );
         }
     }
-    (!conditions.is_empty()).then(|| Value::Array(conditions))
+    (!conditions.is_empty()).then_some(Value::Array(conditions))
 }

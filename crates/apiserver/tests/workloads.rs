@@ -779,3 +779,79 @@ async fn a_pod_whose_node_selector_the_node_does_not_match_is_unschedulable() {
     assert_eq!(events[0].0, "default-scheduler");
     assert_eq!(events[0].1, "FailedScheduling");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn recreate_lets_every_old_pod_go_before_the_new_ones_start() {
+    let (_plane, client) = with_the_node().await;
+    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
+    let replica_sets: Api<ReplicaSet> = Api::default_namespaced(client.clone());
+    let mut body = deployment("web", 3, "nginx:1.27");
+    body.spec.as_mut().unwrap().strategy = Some(serde_json::from_value(json!({"type": "Recreate"})).unwrap());
+    deployments.create(&PostParams::default(), &body).await.unwrap();
+    let first = format!(
+        "web-{}",
+        hash_of(&replica_sets.list(&ListParams::default()).await.unwrap().items[0])
+    );
+    deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.28"}]}}}})),
+        )
+        .await
+        .unwrap();
+    let second = replica_sets
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|rs| rs.metadata.name.as_deref() != Some(first.as_str()))
+        .expect("a second ReplicaSet");
+    let second = second.metadata.name.unwrap();
+    let scaling: Vec<String> = events_about(&client, "web")
+        .await
+        .into_iter()
+        .filter(|(_, reason, _)| reason == "ScalingReplicaSet")
+        .map(|(_, _, message)| message)
+        .collect();
+    assert_eq!(
+        scaling,
+        [
+            format!("Scaled up replica set {first} from 0 to 3"),
+            format!("Scaled down replica set {first} from 3 to 0"),
+            format!("Scaled up replica set {second} from 0 to 3"),
+        ]
+    );
+    let status = deployments.get("web").await.unwrap().status.unwrap();
+    assert_eq!(
+        (
+            status.updated_replicas,
+            status.available_replicas,
+            status.replicas
+        ),
+        (Some(3), Some(3), Some(3))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_deployment_takes_its_replica_sets_and_pods_along() {
+    let (_plane, client) = with_the_node().await;
+    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
+    let replica_sets: Api<ReplicaSet> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    deployments
+        .create(&PostParams::default(), &deployment("web", 2, "nginx:1.27"))
+        .await
+        .unwrap();
+    deployments.delete("web", &Default::default()).await.unwrap();
+    assert!(
+        replica_sets
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert!(pods.list(&ListParams::default()).await.unwrap().items.is_empty());
+}

@@ -249,11 +249,18 @@ impl Pass<'_> {
         if !create {
             return Some(Split { new: None, old });
         }
-        self.create_new_replica_set(&old, &template, new_revision);
-        None
+        // Made, the pass goes on with it (its status still empty), as the controller's sync does.
+        let new = self.create_new_replica_set(&old, &template, new_revision)?;
+        Some(Split { new: Some(new), old })
     }
 
-    fn create_new_replica_set(&mut self, old: &[Value], template: &Value, new_revision: i64) {
+    /// Makes the new ReplicaSet and notes it in the Deployment's status; the ReplicaSet made, if any.
+    fn create_new_replica_set(
+        &mut self,
+        old: &[Value],
+        template: &Value,
+        new_revision: i64,
+    ) -> Option<Value> {
         let collisions = int_at(&self.deployment, "/status/collisionCount", 0);
         let hash = templates::pod_template_hash(template, collisions);
         let mut rs_template = template.clone();
@@ -290,6 +297,7 @@ impl Pass<'_> {
             Component::ControllerManager,
         );
         let mut deployment = self.deployment.clone();
+        let made = created.as_ref().ok().cloned();
         match created {
             Ok(created) => {
                 if count > 0 {
@@ -337,6 +345,7 @@ impl Pass<'_> {
             }
         }
         self.write_status(deployment);
+        made
     }
 
     /// The new ReplicaSet's annotations: the Deployment's (those copied), the revision (an older one

@@ -65,9 +65,14 @@ impl Pass<'_> {
             self.sync_rollout_status(&split);
             return;
         }
+        let split = match split.new {
+            Some(_) => split,
+            None => match self.split_and_sync_revision(split.all(), true) {
+                Some(made) => made,
+                None => return,
+            },
+        };
         let Some(new) = split.new.clone() else {
-            // The next pass finds the ReplicaSet made here.
-            self.split_and_sync_revision(split.all(), true);
             return;
         };
         if self.scale(&new, self.replicas()) {

@@ -51,6 +51,10 @@ pub enum Controllers {
     /// deletion need, and nothing that would overwrite the workload status a test writes.
     #[default]
     CollectorAndNamespaces,
+    /// Those and the Deployment and ReplicaSet controllers: Deployments get ReplicaSets and Pods (which
+    /// never start without a node), and nothing else acts (no ServiceAccounts or `kube-root-ca.crt`
+    /// ConfigMaps appear in new namespaces).
+    Workloads,
     /// Every controller kube-controller-manager runs by default (`--controllers=*`): Deployments get
     /// ReplicaSets and ReplicaSets Pods (which never start without a node), ServiceAccounts and their
     /// tokens are made, and so on, as in a cluster.
@@ -161,6 +165,10 @@ impl RealControlPlane {
             Controllers::CollectorAndNamespaces => {
                 flags.push("--controllers=garbage-collector-controller,namespace-controller".to_owned())
             }
+            Controllers::Workloads => flags.push(
+                "--controllers=garbage-collector-controller,namespace-controller,deployment-controller,replicaset-controller"
+                    .to_owned(),
+            ),
             Controllers::All => flags.extend([
                 "--controllers=*".to_owned(),
                 // The token controller signs ServiceAccount tokens with the key kube-apiserver

@@ -276,6 +276,14 @@ impl Store {
             if rt.namespaced {
                 metadata.insert("namespace".into(), json!(namespace));
             }
+            if lifecycle::status_takes_annotations(rt) {
+                let annotations = new.pointer("/metadata/annotations").cloned();
+                let metadata = meta::metadata_mut(&mut next);
+                match annotations {
+                    Some(annotations) => metadata.insert("annotations".into(), annotations),
+                    None => metadata.remove("annotations"),
+                };
+            }
             next
         } else {
             let mut next = new;
@@ -396,6 +404,22 @@ impl Store {
     pub fn serve_on(&self, port: u16) {
         let mut state = self.write_lock();
         emulated::keep_kubernetes_service(self, &mut state, port);
+    }
+
+    /// Simulates a node from now on (see [`emulated::workloads::node`]), registering it if missing.
+    pub fn simulate_node(&self) {
+        let mut state = self.write_lock();
+        emulated::workloads::node::start(self, &mut state);
+        let result = Ok(());
+        let _ = self.settle(state, result);
+    }
+
+    /// Syncs the workloads whose time has come (a Pod ready long enough to be available, a rollout
+    /// past its deadline); called about once a second.
+    pub fn tick_workloads(&self) {
+        let mut state = self.write_lock();
+        emulated::workloads::tick(self, &mut state);
+        let _ = self.settle(state, Ok(()));
     }
 
     /// Pre-creates the namespaces (L3), the APIServices (B9) and the API Priority and Fairness

@@ -158,6 +158,10 @@ pub struct DevArgs {
     /// Address of the embedded API server (loopback).
     #[arg(long, env = "DEV_APISERVER_ADDR", default_value = "127.0.0.1:0")]
     pub apiserver_addr: SocketAddr,
+    /// Simulate one ready node in the embedded API server, so that a WebApp's Deployment gets Pods
+    /// that run and become ready. `false`: no node, Pods stay Pending.
+    #[arg(long, env = "DEV_SIMULATED_NODE", default_value_t = true, action = clap::ArgAction::Set)]
+    pub simulated_node: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }

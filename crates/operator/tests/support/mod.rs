@@ -60,6 +60,23 @@ pub async fn install_crds(client: &kube::Client) {
     wait_established(client).await;
 }
 
+/// Our CRDs applied (created, or brought up to date) and Established: on the cluster tier, which tests
+/// share, another test may have installed them first.
+pub async fn apply_crds(client: &kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in operator::api::crds() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        crds.patch(
+            &name,
+            &kube::api::PatchParams::apply("operator-tests").force(),
+            &kube::api::Patch::Apply(&crd),
+        )
+        .await
+        .expect("CRD applies");
+    }
+    wait_established(client).await;
+}
+
 /// Waits until each of our CRDs is Established.
 pub async fn wait_established(client: &kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());

@@ -124,6 +124,12 @@ impl Running {
             .sum::<f64>() as u64
     }
 
+    /// How many reconciles of `controller` failed so far.
+    pub fn reconcile_errors(&self, controller: &str) -> u64 {
+        let sample = format!("controller_runtime_reconcile_errors_total{{controller=\"{controller}\"}} ");
+        self.sample_values(&sample).iter().sum::<f64>() as u64
+    }
+
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
         self.sample_values("controller_runtime_reconcile_total{")
@@ -133,13 +139,23 @@ impl Running {
 }
 
 pub fn context(client: &kube::Client, resync: Duration) -> (ControllerContext, watch::Sender<bool>) {
+    context_with_concurrency(client, resync, 4)
+}
+
+/// A context whose controllers run up to `concurrency` reconciles at once, as
+/// `--max-concurrent-reconciles` sets it.
+pub fn context_with_concurrency(
+    client: &kube::Client,
+    resync: Duration,
+    concurrency: u16,
+) -> (ControllerContext, watch::Sender<bool>) {
     let (shutdown, receiver) = watch::channel(false);
     let ctx = ControllerContext {
         client: client.clone(),
         metrics: Arc::new(Metrics::new()),
         readiness: Arc::new(Readiness::default()),
         namespace: "default".into(),
-        concurrency: 4,
+        concurrency,
         resync,
         shutdown: receiver,
     };

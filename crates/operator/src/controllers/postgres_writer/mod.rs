@@ -198,7 +198,9 @@ fn database_reason(error: &Error) -> &'static str {
 fn classify(error: Error) -> Error {
     // Closed connections surface as query errors without an SQL state: the database went away.
     match error {
-        Error::Database(e) if e.code().is_none() => Error::DatabaseUnavailable(e.to_string()),
+        Error::Database(e) if e.code().is_none() => {
+            Error::DatabaseUnavailable(crate::error::postgres_message(&e))
+        }
         other => other,
     }
 }

@@ -4,12 +4,12 @@
 
 mod support;
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use k8s_openapi::api::events::v1::Event;
 use kube::{
     Api,
-    api::{ListParams, PostParams},
+    api::{DeleteParams, ListParams, PostParams},
 };
 use operator::{
     api::postgres_writer::PostgresWriter,
@@ -29,6 +29,10 @@ const LONG: Duration = Duration::from_secs(120);
 /// many as `--max-concurrent-reconciles` allows by default.
 const FIRST_WRITERS: usize = 64;
 
+/// Resources of the Event burst: enough that Events wait for the writers, few enough that the test
+/// takes seconds on the embedded server.
+const BURST: usize = 200;
+
 /// Creates `names` at once, each a PostgresWriter of `table`.
 async fn create_at_once(api: &Api<PostgresWriter>, names: &[String], table: &str) {
     futures::future::try_join_all(names.iter().enumerate().map(|(i, name)| async move {
@@ -39,16 +43,17 @@ async fn create_at_once(api: &Api<PostgresWriter>, names: &[String], table: &str
     .expect("every resource is created");
 }
 
-/// Waits until every resource of `api` reports `reason` (`True/Synced`, say); returns how many.
+/// Waits until `api` lists `count` resources, every one reporting `reason` (`True/Synced`, say).
 async fn wait_all(api: &Api<PostgresWriter>, count: usize, reason: &str) {
-    eventually(&format!("{count} resources to report {reason}"), LONG, || async {
-        let listed = api.list(&ListParams::default()).await.ok()?.items;
-        let done = listed
-            .iter()
-            .filter(|w| ready_reason(w).as_deref() == Some(reason))
-            .count();
-        (done == count).then_some(())
-    })
+    eventually(
+        &format!("{count} resources to report {reason:?}"),
+        LONG,
+        || async {
+            let listed = api.list(&ListParams::default()).await.ok()?.items;
+            let done = listed.iter().all(|w| ready_reason(w).as_deref() == Some(reason));
+            (done && listed.len() == count).then_some(())
+        },
+    )
     .await;
 }
 
@@ -95,6 +100,81 @@ async fn first_writers_of_a_new_table_create_it_once_and_all_converge(backend: B
     running.stop().await;
 }
 
+/// How many times each PostgresWriter's Events with `reason` were reported (a series counts its
+/// repeats), by name.
+async fn reported(client: &kube::Client, reason: &str) -> BTreeMap<String, i32> {
+    let events: Api<Event> = Api::namespaced(client.clone(), "default");
+    let mut times = BTreeMap::new();
+    for event in events
+        .list(&ListParams::default())
+        .await
+        .expect("events list")
+        .items
+    {
+        let Some(regarding) = event
+            .regarding
+            .filter(|r| r.kind.as_deref() == Some("PostgresWriter"))
+        else {
+            continue;
+        };
+        if event.reason.as_deref() == Some(reason) {
+            *times.entry(regarding.name.unwrap_or_default()).or_default() +=
+                event.series.map_or(1, |s| s.count);
+        }
+    }
+    times
+}
+
+async fn every_row_written_and_deleted_in_a_burst_has_its_event(backend: Backend) {
+    let (_plane, client) = support::cluster(backend).await;
+    let pg = ThrowawayPostgres::start()
+        .await
+        .expect("throwaway PostgreSQL starts");
+    let sql = connect(&pg).await;
+    let api: Api<PostgresWriter> = Api::namespaced(client.clone(), "default");
+    let (ctx, shutdown) = support::context_with_concurrency(&client, Duration::from_secs(300), 64);
+    let recorder = ctx.events.clone();
+    let pool = DatabaseConfig::from_url(&pg.url()).connect().expect("pool");
+    let running = support::spawn(ctx, shutdown, move |ctx| {
+        postgres_writer::run(ctx, pool, Settings::default())
+    });
+
+    let names: Vec<String> = (0..BURST).map(|i| format!("b{i:04}")).collect();
+    create_at_once(&api, &names, "students").await;
+    wait_all(&api, BURST, "True/Synced").await;
+    assert_eq!(rows(&sql, "students").await.len(), BURST);
+    tokio::time::timeout(LONG, recorder.idle())
+        .await
+        .expect("the Events are written in time");
+    let once: BTreeMap<String, i32> = names.iter().map(|n| (n.clone(), 1)).collect();
+    assert_eq!(
+        reported(&client, "Written").await,
+        once,
+        "one Written per row written"
+    );
+
+    futures::future::try_join_all(
+        names
+            .iter()
+            .map(|name| async { api.delete(name, &DeleteParams::default()).await }),
+    )
+    .await
+    .expect("every resource is deleted");
+    wait_all(&api, 0, "").await;
+    assert_eq!(rows(&sql, "students").await.len(), 0);
+    tokio::time::timeout(LONG, recorder.idle())
+        .await
+        .expect("the Events are written in time");
+    assert_eq!(
+        reported(&client, "Deleted").await,
+        once,
+        "one Deleted per row deleted"
+    );
+    assert_eq!(running.events_dropped(), 0);
+    assert_eq!(warnings(&client, "default").await, Vec::<String>::new());
+    running.stop().await;
+}
+
 /// Operator replicas, each with a pool of its own as separate processes have, each with many
 /// reconciles that find the same new tables missing at the same moment: every one of them finds every
 /// table ready, none fails on another's half-made table.
@@ -133,4 +213,7 @@ async fn replicas_creating_the_same_new_tables_at_once_all_find_them_ready() {
     }
 }
 
-testenv::each_control_plane!(first_writers_of_a_new_table_create_it_once_and_all_converge,);
+testenv::each_control_plane!(
+    first_writers_of_a_new_table_create_it_once_and_all_converge,
+    every_row_written_and_deleted_in_a_burst_has_its_event,
+);

@@ -71,7 +71,7 @@ pub async fn run<R: Reconciler>(ctx: ControllerContext, reconciler: R) -> Result
     );
     let running = Arc::new(Running {
         reconciler,
-        kit: Toolkit::start(ctx.client.clone(), R::NAME),
+        kit: Toolkit::new(ctx.client.clone(), R::NAME, ctx.events.clone()),
         queue: queue.clone(),
     });
     drain(&queue, controller.run(reconcile, error_policy, running)).await;

@@ -165,7 +165,7 @@ fn previous_ready(writer: &PostgresWriter) -> Option<&Condition> {
 }
 
 /// Reports a failure on the resource (condition + Event) and returns the error for back-off.
-async fn report(ctx: &Context<'_>, writer: &PostgresWriter, reason: &str, error: Error) -> Error {
+async fn report(ctx: &Context<'_>, writer: &PostgresWriter, reason: &'static str, error: Error) -> Error {
     let message = error.to_string();
     let mut status = writer.status.clone().unwrap_or_default();
     status.observed_generation = writer.meta().generation;

@@ -44,7 +44,10 @@ fn committed_crds() -> Vec<(String, serde_json::Value)> {
             continue;
         };
         if document["kind"] == "CustomResourceDefinition" {
-            crds.push((document["metadata"]["name"].as_str().unwrap().to_owned(), document));
+            crds.push((
+                document["metadata"]["name"].as_str().unwrap().to_owned(),
+                document,
+            ));
         }
     }
     assert_eq!(crds.len(), 3, "the three CRDs");
@@ -55,7 +58,9 @@ fn committed_crds() -> Vec<(String, serde_json::Value)> {
 /// reader of `kubectl explain`: kube's placeholder, or a line break inside a paragraph.
 fn undescribed(schema: &serde_json::Value, path: &str, found: &mut Vec<String>) {
     let description = schema["description"].as_str().unwrap_or_default();
-    let broken_paragraph = description.split("\n\n").any(|paragraph| paragraph.contains('\n'));
+    let broken_paragraph = description
+        .split("\n\n")
+        .any(|paragraph| paragraph.contains('\n'));
     if description.trim().is_empty() || description.starts_with("Auto-generated") || broken_paragraph {
         found.push(format!("{path}: {description:?}"));
     }
@@ -84,5 +89,9 @@ fn every_field_of_every_crd_version_is_described() {
             undescribed(schema, &root, &mut found);
         }
     }
-    assert!(found.is_empty(), "fields without a description:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "fields without a description:\n{}",
+        found.join("\n")
+    );
 }

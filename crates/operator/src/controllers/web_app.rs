@@ -224,7 +224,6 @@ async fn remove_legacy_finalizer(web_app: &WebApp, kit: &Toolkit) -> Result<()> 
     api.patch(&web_app.name_any(), &PatchParams::default(), &Patch::Merge(patch))
         .await?;
     tracing::info!(
-        object = %crate::runtime::object_key(web_app),
         finalizer = LEGACY_FINALIZER,
         "removed the finalizer earlier versions added"
     );

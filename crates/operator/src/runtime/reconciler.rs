@@ -78,14 +78,33 @@ pub async fn run<R: Reconciler>(ctx: ControllerContext, reconciler: R) -> Result
     Ok(())
 }
 
+/// The span of everything one reconcile of `key` logs, and its error policy: every line names the
+/// controller and the object as `namespace/name`, however deep in the reconcile it is logged.
+fn reconcile_span(controller: &'static str, key: &str) -> tracing::Span {
+    tracing::info_span!("reconcile", controller = %controller, object = %key)
+}
+
 async fn reconcile<R: Reconciler>(object: Arc<R::Object>, running: Arc<Running<R>>) -> Result<Action> {
+    use tracing::Instrument;
+    let key = object_key(object.as_ref());
+    let span = reconcile_span(R::NAME, &key);
+    reconcile_object(object, &key, running.as_ref())
+        .instrument(span)
+        .await
+}
+
+async fn reconcile_object<R: Reconciler>(
+    object: Arc<R::Object>,
+    key: &str,
+    running: &Running<R>,
+) -> Result<Action> {
     let Running {
         reconciler,
         kit,
         queue,
-    } = running.as_ref();
+    } = running;
     queue
-        .instrument(&object_key(object.as_ref()), async {
+        .instrument(key, async {
             let Some(name) = R::FINALIZER else {
                 return reconciler.apply(&object, kit).await;
             };
@@ -103,7 +122,9 @@ async fn reconcile<R: Reconciler>(object: Arc<R::Object>, running: Arc<Running<R
 }
 
 fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, running: Arc<Running<R>>) -> Action {
-    running.queue.error_action(&object_key(object.as_ref()), error)
+    let key = object_key(object.as_ref());
+    let _span = reconcile_span(R::NAME, &key).entered();
+    running.queue.error_action(&key, error)
 }
 
 type Outcome<K> = Result<(ObjectRef<K>, Action), controller::Error<Error, watcher::Error>>;

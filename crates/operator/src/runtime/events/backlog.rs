@@ -37,14 +37,19 @@ pub struct Occurrence {
 }
 
 impl Occurrence {
+    /// The object it is about, `namespace/name`, for log lines.
+    pub fn regarding(&self) -> String {
+        format!(
+            "{}/{}",
+            self.regarding.namespace.as_deref().unwrap_or_default(),
+            self.regarding.name.as_deref().unwrap_or_default()
+        )
+    }
+
     pub fn key(&self) -> SeriesKey {
         let object = match (&self.regarding.uid, &self.regarding.name) {
             (Some(uid), _) if !uid.is_empty() => uid.clone(),
-            (_, name) => format!(
-                "{}/{}",
-                self.regarding.namespace.as_deref().unwrap_or_default(),
-                name.as_deref().unwrap_or_default()
-            ),
+            _ => self.regarding(),
         };
         (object, type_name(self.type_), self.reason)
     }
@@ -87,6 +92,8 @@ pub fn type_name(type_: EventType) -> &'static str {
 pub struct EventName {
     pub namespace: String,
     pub name: String,
+    /// The object it is about, `namespace/name`, for log lines.
+    pub regarding: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,6 +358,7 @@ mod tests {
         EventName {
             namespace: "default".into(),
             name: name.into(),
+            regarding: "default/w".into(),
         }
     }
 

@@ -254,7 +254,11 @@ async fn write(client: &kube::Client, key: &SeriesKey, job: Job) -> Outcome {
         };
         attempt += 1;
         if attempt >= ATTEMPTS || !worth_retrying(&error) {
-            tracing::warn!(%error, object = %key.0, reason = key.2, "could not record an Event");
+            let object = match &job {
+                Job::Create { occurrence, .. } => occurrence.regarding(),
+                Job::Update { event, .. } => event.regarding.clone(),
+            };
+            tracing::warn!(%error, object, reason = key.2, attempts = attempt, "could not record an Event");
             return Outcome::Failed;
         }
         // A name taken (two Events of one object in the same nanosecond) is retried at once with the
@@ -328,6 +332,7 @@ async fn create(
     Ok(EventName {
         namespace,
         name: created.metadata.name.unwrap_or_default(),
+        regarding: occurrence.regarding(),
     })
 }
 

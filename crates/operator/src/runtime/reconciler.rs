@@ -75,8 +75,19 @@ pub async fn run<R: Reconciler>(ctx: ControllerContext, reconciler: R) -> Result
         queue: queue.clone(),
     });
     drain(&queue, controller.run(reconcile, error_policy, running)).await;
+    // Stopped: the Events its last reconciles recorded are written before the process goes, unless
+    // the API server does not take them in time (the manager's shutdown has a bound of its own).
+    if tokio::time::timeout(EVENTS_WRITTEN_WITHIN, ctx.events.idle())
+        .await
+        .is_err()
+    {
+        tracing::warn!(controller = R::NAME, "stopping with Events not yet written");
+    }
     Ok(())
 }
+
+/// How long a stopping controller waits for the Event recorder to write what waits.
+const EVENTS_WRITTEN_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The span of everything one reconcile of `key` logs, and its error policy: every line names the
 /// controller and the object as `namespace/name`, however deep in the reconcile it is logged.

@@ -766,11 +766,12 @@ async fn event_counts(client: &kube::Client, ns: &str) -> EventCounts {
 }
 
 /// The operator's `controller_events_dropped_total`, all controllers.
-async fn dropped_events(metrics: u16) -> f64 {
+async fn dropped_events(metrics: u16) -> u64 {
     let text = http_get(metrics, "/metrics").await.unwrap_or_default();
     text.lines()
         .filter(|line| line.starts_with("controller_events_dropped_total{"))
         .filter_map(|line| line.rsplit(' ').next()?.trim().parse::<f64>().ok())
+        .map(|dropped| dropped as u64)
         .sum()
 }
 

@@ -158,9 +158,8 @@ impl RealControlPlane {
             "--secure-port=0".to_owned(),
         ];
         match controllers {
-            Controllers::CollectorAndNamespaces => {
-                flags.push("--controllers=garbage-collector-controller,namespace-controller".to_owned())
-            }
+            Controllers::CollectorAndNamespaces => flags
+                .push("--controllers=garbage-collector-controller,namespace-controller".to_owned()),
             Controllers::All => flags.extend([
                 "--controllers=*".to_owned(),
                 // The token controller signs ServiceAccount tokens with the key kube-apiserver

@@ -8,7 +8,9 @@
 //!    the operator records per row write and per row delete, the second view (the ratio against the
 //!    first cannot go below what the Events alone cost, which is printed too);
 //! 2. N resources created at once: time until every row is present and every status Ready, then all
-//!    deleted: time until every row and every resource is gone, each against both bare figures;
+//!    deleted: time until every row and every resource is gone, each against both bare figures; then
+//!    the Events the operator recorded for them (Written and Deleted, a series counting its repeats),
+//!    once written;
 //! 3. operator RSS at steady state with N resources;
 //! 4. create-to-row latency at a steady 200 creates/s (the row's commit is seen through LISTEN/NOTIFY).
 //!
@@ -744,6 +746,40 @@ struct Phases {
 
 /// N resources created at once in namespace `ns` until every row is present and every status Ready,
 /// the operator's RSS at that steady state, then all deleted until every row and resource is gone.
+/// The operator's Events in a namespace: each reason's occurrences (a series counts its repeats).
+struct EventCounts {
+    written: i64,
+    deleted: i64,
+    warnings: i64,
+}
+
+async fn event_counts(client: &kube::Client, ns: &str) -> EventCounts {
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
+    let listed = events.list(&Default::default()).await.expect("events").items;
+    let occurrences = |keep: &dyn Fn(&Event) -> bool| -> i64 {
+        listed
+            .iter()
+            .filter(|e| e.reporting_controller.as_deref() == Some("postgres-writer") && keep(e))
+            .map(|e| i64::from(e.series.as_ref().map_or(1, |s| s.count)))
+            .sum()
+    };
+    EventCounts {
+        written: occurrences(&|e| e.reason.as_deref() == Some("Written")),
+        deleted: occurrences(&|e| e.reason.as_deref() == Some("Deleted")),
+        warnings: occurrences(&|e| e.type_.as_deref() == Some("Warning")),
+    }
+}
+
+/// The operator's `controller_events_dropped_total`, all controllers.
+async fn dropped_events(metrics: u16) -> u64 {
+    let text = http_get(metrics, "/metrics").await.unwrap_or_default();
+    text.lines()
+        .filter(|line| line.starts_with("controller_events_dropped_total{"))
+        .filter_map(|line| line.rsplit(' ').next()?.trim().parse::<f64>().ok())
+        .map(|dropped| dropped as u64)
+        .sum()
+}
+
 async fn operator_phases(
     client: &kube::Client,
     sql: &tokio_postgres::Client,
@@ -826,6 +862,22 @@ async fn operator_phases(
     println!(
         "{ns} delete phase rows {}",
         batching(metrics, "delete", deletes).await
+    );
+    // Every row written and deleted has its Event (or a repeat counted in a series), written after
+    // the phases that made them; not part of the phases' times.
+    let mut events = event_counts(client, ns).await;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while events.written + events.deleted < 2 * n as i64 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        events = event_counts(client, ns).await;
+    }
+    println!(
+        "{ns} Events: Written {} for {n} rows written, Deleted {} for {n} rows deleted, Warning {}, dropped {} (controller_events_dropped_total); all written {:?} after the delete phase began",
+        events.written,
+        events.deleted,
+        events.warnings,
+        dropped_events(metrics).await,
+        started.elapsed()
     );
     Phases {
         converged,

@@ -217,19 +217,21 @@ const CANNOT_START: [&str; 8] = [
 
 /// The first container of `pods` that cannot start: its waiting reason, and a message naming the pod
 /// and container with the kubelet's words.
-pub fn container_that_cannot_start(pods: &[Pod]) -> Option<(String, String)> {
+pub fn container_that_cannot_start(pods: &[Pod]) -> Option<(&'static str, String)> {
     pods.iter().find_map(|pod| {
         let statuses = pod.status.as_ref()?.container_statuses.as_ref()?;
         statuses.iter().find_map(|status| {
             let waiting = status.state.as_ref()?.waiting.as_ref()?;
-            let reason = waiting.reason.as_deref().filter(|r| CANNOT_START.contains(r))?;
+            let reason = CANNOT_START
+                .into_iter()
+                .find(|r| waiting.reason.as_deref() == Some(*r))?;
             let said = waiting.message.as_deref().unwrap_or(reason);
             let message = format!(
                 "pod {} container {}: {reason}: {said}",
                 pod.name_any(),
                 status.name
             );
-            Some((reason.to_owned(), message))
+            Some((reason, message))
         })
     })
 }
@@ -275,7 +277,6 @@ async fn remove_legacy_finalizer(web_app: &WebApp, kit: &Toolkit) -> Result<()> 
     api.patch(&web_app.name_any(), &PatchParams::default(), &Patch::Merge(patch))
         .await?;
     tracing::info!(
-        object = %crate::runtime::object_key(web_app),
         finalizer = LEGACY_FINALIZER,
         "removed the finalizer earlier versions added"
     );
@@ -330,7 +331,7 @@ async fn reconcile_children(web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
     let running = phase == "Running";
     let (ready_reason, message) = match (&foreign, &cannot_start) {
         (Some((reason, message)), _) => (*reason, message.clone()),
-        (None, Some((reason, message))) => (reason.as_str(), message.clone()),
+        (None, Some((reason, message))) => (*reason, message.clone()),
         (None, None) => (
             if running { "Running" } else { phase },
             format!("{ready}/{} replicas ready", web_app.spec.replicas),
@@ -548,7 +549,7 @@ mod tests {
         assert_eq!(
             container_that_cannot_start(&[starting, pulling]),
             Some((
-                "ImagePullBackOff".into(),
+                "ImagePullBackOff",
                 "pod shop-2 container web: ImagePullBackOff: Back-off pulling image \"nope:1\"".into()
             ))
         );

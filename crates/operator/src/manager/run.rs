@@ -14,7 +14,7 @@ use super::{
 use crate::{
     Error, Result,
     controllers::{postgres_writer, vote_config, web_app},
-    runtime::{ControllerContext, metrics::Metrics, readiness::Readiness},
+    runtime::{ControllerContext, events::EventRecorder, metrics::Metrics, readiness::Readiness},
     webhook,
 };
 
@@ -125,6 +125,7 @@ impl Manager {
         }
 
         let ctx = ControllerContext {
+            events: EventRecorder::start(client.clone(), &metrics, args.event_backlog_bytes()),
             client,
             metrics,
             readiness,

@@ -2,13 +2,15 @@
 
 use std::{sync::Arc, time::Duration};
 
-use super::{metrics::Metrics, readiness::Readiness};
+use super::{events::EventRecorder, metrics::Metrics, readiness::Readiness};
 
 #[derive(Clone)]
 pub struct ControllerContext {
     pub client: kube::Client,
     pub metrics: Arc<Metrics>,
     pub readiness: Arc<Readiness>,
+    /// Records every controller's Events, off the reconciles' path.
+    pub events: EventRecorder,
     /// The operator's own namespace (its Lease's): where it keeps what a restart must find.
     pub namespace: String,
     /// The one namespace whose objects the controllers watch and reconcile (`--watch-namespace`);

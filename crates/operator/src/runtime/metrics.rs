@@ -57,6 +57,10 @@ pub struct Metrics {
     /// Admission and conversion requests answered, by webhook path and HTTP status.
     pub webhook_requests_total: Family<WebhookCodeLabels, Counter>,
     pub webhook_latency_seconds: Family<WebhookLabels, Histogram>,
+    /// Events not recorded: the backlog was full, or the API server refused them.
+    pub events_dropped_total: Family<ControllerLabels, Counter>,
+    /// Memory held by Events waiting to be written.
+    pub event_backlog_bytes: Gauge,
     /// Refresh gauges that mirror someone else's state (the pool) right before a scrape.
     scrape_hooks: std::sync::Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -151,6 +155,18 @@ impl Metrics {
             "Histogram of the latency of processing admission requests",
             webhook_latency_seconds.clone(),
         );
+        let events_dropped_total = Family::<ControllerLabels, Counter>::default();
+        registry.register(
+            "controller_events_dropped",
+            "Events not recorded: the backlog was full (--event-backlog-mib) or the API server refused them after retries",
+            events_dropped_total.clone(),
+        );
+        let event_backlog_bytes = Gauge::default();
+        registry.register(
+            "controller_event_backlog_bytes",
+            "Memory held by Events waiting to be written to the API server",
+            event_backlog_bytes.clone(),
+        );
         Self {
             registry,
             reconcile_total,
@@ -164,6 +180,8 @@ impl Metrics {
             database,
             webhook_requests_total,
             webhook_latency_seconds,
+            events_dropped_total,
+            event_backlog_bytes,
             scrape_hooks: Default::default(),
         }
     }

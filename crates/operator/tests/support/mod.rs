@@ -13,7 +13,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Api, api::PostParams};
-use operator::runtime::{ControllerContext, metrics::Metrics, readiness::Readiness};
+use operator::runtime::{ControllerContext, events::EventRecorder, metrics::Metrics, readiness::Readiness};
 use tokio::{sync::watch, task::JoinHandle};
 
 pub use testenv::{Backend, ControlPlane};
@@ -141,6 +141,19 @@ impl Running {
             .sum::<f64>() as u64
     }
 
+    /// How many reconciles of `controller` failed so far.
+    pub fn reconcile_errors(&self, controller: &str) -> u64 {
+        let sample = format!("controller_runtime_reconcile_errors_total{{controller=\"{controller}\"}} ");
+        self.sample_values(&sample).iter().sum::<f64>() as u64
+    }
+
+    /// How many Events were dropped so far, by every controller.
+    pub fn events_dropped(&self) -> u64 {
+        self.sample_values("controller_events_dropped_total{")
+            .iter()
+            .sum::<f64>() as u64
+    }
+
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
         self.sample_values("controller_runtime_reconcile_total{")
@@ -150,14 +163,26 @@ impl Running {
 }
 
 pub fn context(client: &kube::Client, resync: Duration) -> (ControllerContext, watch::Sender<bool>) {
+    context_with_concurrency(client, resync, 4)
+}
+
+/// A context whose controllers run up to `concurrency` reconciles at once, as
+/// `--max-concurrent-reconciles` sets it.
+pub fn context_with_concurrency(
+    client: &kube::Client,
+    resync: Duration,
+    concurrency: u16,
+) -> (ControllerContext, watch::Sender<bool>) {
     let (shutdown, receiver) = watch::channel(false);
+    let metrics = Arc::new(Metrics::new());
     let ctx = ControllerContext {
+        events: EventRecorder::start(client.clone(), &metrics, 16 << 20),
         client: client.clone(),
-        metrics: Arc::new(Metrics::new()),
+        metrics,
         readiness: Arc::new(Readiness::default()),
         namespace: "default".into(),
         watch_namespace: None,
-        concurrency: 4,
+        concurrency,
         resync,
         shutdown: receiver,
     };

@@ -29,6 +29,7 @@
 //! `go` or both, comma-separated, in the order of the first round), `BENCH_RESOURCES`,
 //! `BENCH_ROUNDS`, `BENCH_OPERATOR_LOG=debug` (a log filter for our operator, whose log goes to
 //! stderr), `BENCH_GO_PEER_LOG` (the peer's `--zap-log-level`, `error` unless set),
+//! `BENCH_STATEMENTS=top` (each operator's most frequent statements over the run, at its end),
 //! `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later). The peer needs `go` on the
 //! PATH (`bash testenv/go-peer/build.sh` builds it ahead). `cargo bench --profile profiling ...`
 //! builds in a fraction of the time, for trying changes.
@@ -570,6 +571,17 @@ async fn main() {
     let mut summaries = Vec::new();
     for backend in servers {
         summaries.push((backend, bench.against(backend).await));
+    }
+    if std::env::var("BENCH_STATEMENTS").as_deref() == Ok("top") {
+        for &kind in &bench.kinds {
+            println!(
+                "{}: the statements it ran most often, with their calls:",
+                kind.label()
+            );
+            for (calls, statement) in database::top_statements(&sql, kind).await {
+                println!("{calls:>10}  {statement}");
+            }
+        }
     }
     if let [(_, embedded), (_, real)] = summaries.as_slice() {
         for kind in &bench.kinds {

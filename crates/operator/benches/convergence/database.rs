@@ -64,6 +64,21 @@ pub async fn statements(sql: &tokio_postgres::Client, kind: Kind) -> i64 {
     .expect("pg_stat_statements")
 }
 
+/// The statements `kind`'s role ran most often over the whole run, with their calls, for
+/// `BENCH_STATEMENTS=top`: what the statement counts are made of.
+pub async fn top_statements(sql: &tokio_postgres::Client, kind: Kind) -> Vec<(i64, String)> {
+    sql.query(
+        "SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements \
+         WHERE userid = (SELECT oid FROM pg_roles WHERE rolname = $1) ORDER BY calls DESC LIMIT 10",
+        &[&kind.role()],
+    )
+    .await
+    .expect("pg_stat_statements")
+    .iter()
+    .map(|row| (row.get(0), row.get(1)))
+    .collect()
+}
+
 /// Rows in `kind`'s table `table`; 0 while the table does not exist.
 pub async fn count_rows(sql: &tokio_postgres::Client, kind: Kind, table: &str) -> i64 {
     match sql

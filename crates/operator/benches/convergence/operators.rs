@@ -31,6 +31,13 @@ impl Kind {
             })
             .collect();
         assert!(!kinds.is_empty(), "BENCH_OPERATORS names no operator");
+        assert!(
+            kinds
+                .iter()
+                .enumerate()
+                .all(|(i, kind)| !kinds[..i].contains(kind)),
+            "BENCH_OPERATORS names an operator twice"
+        );
         kinds
     }
 

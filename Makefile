@@ -7,7 +7,7 @@ CONTAINER_TOOL ?= docker
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy build-installer
+.PHONY: help build test control-plane go-peer bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy build-installer
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -27,7 +27,10 @@ test: ## Run every test on every tier (TEST_CONTROL_PLANE=embedded|real|cluster|
 control-plane: ## Build the upstream control plane the real tier runs (cached; skipped when up to date).
 	bash testenv/control-plane/build.sh
 
-bench: ## Run the benchmarks (figures go in BENCHMARKS.md).
+go-peer: ## Build the controller-runtime PostgresWriter the convergence bench runs beside ours (cached; the bench builds it too).
+	bash testenv/go-peer/build.sh
+
+bench: ## Run the benchmarks (figures go in BENCHMARKS.md; the convergence bench builds testenv/go-peer, which needs go).
 	$(CARGO) bench --workspace
 
 fmt: ## Format the code.

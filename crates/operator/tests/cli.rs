@@ -2,11 +2,12 @@
 //! database, one named by flags or the environment, none without postgres-writer; its own webhooks
 //! converting, defaulting and validating with no step), and managers with
 //! leader election: one leads, a standby takes over when it dies or lets go, and each exits 0 on a
-//! signal within the graceful-shutdown bound.
+//! signal within the graceful-shutdown bound. The managers run on every tier, each test's replicas in
+//! a namespace of its own, holding their Lease there.
 
 mod support;
 
-use support::{Backend, EXIT_AFTER_SIGNAL};
+use support::{Backend, EXIT_AFTER_SIGNAL, Scene};
 
 use std::{
     io::{BufRead, BufReader},
@@ -486,10 +487,10 @@ async fn dev_converts_defaults_and_validates_through_its_own_webhooks_with_no_st
     assert!(status.success(), "{status:?}");
 }
 
-/// `operator run --leader-elect` for VoteConfig only, as replica `identity`.
-fn replica(kubeconfig: &Path, identity: &str, lease_seconds: &str) -> support::OperatorProcess {
-    support::OperatorProcess::spawn(
-        kubeconfig,
+/// `operator run --leader-elect` for VoteConfig only, as replica `identity`, in the scene's namespace
+/// (its Lease there too).
+fn replica(scene: &Scene, identity: &str, lease_seconds: &str) -> support::OperatorProcess {
+    scene.operator(
         &[
             "run",
             "--leader-elect",
@@ -506,8 +507,8 @@ fn replica(kubeconfig: &Path, identity: &str, lease_seconds: &str) -> support::O
     )
 }
 
-async fn lease_holder(client: &kube::Client) -> Option<String> {
-    let leases: kube::Api<Lease> = kube::Api::namespaced(client.clone(), "default");
+async fn lease_holder(scene: &Scene) -> Option<String> {
+    let leases: kube::Api<Lease> = scene.api();
     leases.get(LEASE).await.ok()?.spec?.holder_identity
 }
 
@@ -521,10 +522,10 @@ struct LeaseHistory {
 }
 
 impl LeaseHistory {
-    async fn start(client: &kube::Client) -> LeaseHistory {
+    async fn start(scene: &Scene) -> LeaseHistory {
         use futures::StreamExt;
         use kube::runtime::watcher;
-        let leases: kube::Api<Lease> = kube::Api::namespaced(client.clone(), "default");
+        let leases: kube::Api<Lease> = scene.api();
         let config = watcher::Config::default().fields(&format!("metadata.name={LEASE}"));
         let versions: Arc<Mutex<Vec<LeaseSpec>>> = Arc::default();
         let (listed, list_done) = tokio::sync::oneshot::channel();
@@ -621,27 +622,23 @@ fn takeover_within(lease_seconds: u64) -> Duration {
 const STARTED_WITHIN: Duration = Duration::from_secs(30);
 
 async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
+    let scene = Scene::start(backend, "leader-takeover").await;
     let lease_seconds = 3;
-    let mut first = replica(&kubeconfig, "first", &lease_seconds.to_string());
+    let mut first = replica(&scene, "first", &lease_seconds.to_string());
     first.wait_for_log("became the leader", STARTED_WITHIN).await;
-    let mut second = replica(&kubeconfig, "second", &lease_seconds.to_string());
+    let mut second = replica(&scene, "second", &lease_seconds.to_string());
     second
         .wait_for_log("waiting to become the leader", STARTED_WITHIN)
         .await;
-    let history = LeaseHistory::start(&client).await;
-    let holder = lease_holder(&client).await.unwrap_or_default();
+    let history = LeaseHistory::start(&scene).await;
+    let holder = lease_holder(&scene).await.unwrap_or_default();
     assert!(holder.starts_with("first"), "{holder}");
 
     // The leader reconciles.
-    let vote_configs: kube::Api<operator::api::vote_config::VoteConfig> =
-        kube::Api::namespaced(client.clone(), "default");
+    let vote_configs: kube::Api<operator::api::vote_config::VoteConfig> = scene.api();
     let vote_config = serde_json::from_value(serde_json::json!({
         "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
-        "metadata": {"name": "elected", "namespace": "default"},
+        "metadata": {"name": "elected"},
         "spec": {"options": [{"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}]}
     }))
     .unwrap();
@@ -649,8 +646,7 @@ async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_wh
         .create(&Default::default(), &vote_config)
         .await
         .unwrap();
-    let config_maps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
-        kube::Api::namespaced(client.clone(), "default");
+    let config_maps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> = scene.api();
     support::eventually("the leader's ConfigMap", Duration::from_secs(20), || async {
         config_maps.get_opt("elected-config").await.ok()?.map(|_| ())
     })
@@ -682,22 +678,17 @@ async fn with_leader_election_one_manager_reconciles_and_the_other_takes_over_wh
 }
 
 async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
+    let scene = Scene::start(backend, "leader-release").await;
     let lease_seconds = 15;
-    let mut first = replica(&kubeconfig, "first", &lease_seconds.to_string());
+    let mut first = replica(&scene, "first", &lease_seconds.to_string());
     first.wait_for_log("became the leader", STARTED_WITHIN).await;
-    let mut second = replica(&kubeconfig, "second", &lease_seconds.to_string());
+    let mut second = replica(&scene, "second", &lease_seconds.to_string());
     second
         .wait_for_log("waiting to become the leader", STARTED_WITHIN)
         .await;
-    let history = LeaseHistory::start(&client).await;
+    let history = LeaseHistory::start(&scene).await;
     assert!(
-        lease_holder(&client)
-            .await
-            .is_some_and(|h| h.starts_with("first")),
+        lease_holder(&scene).await.is_some_and(|h| h.starts_with("first")),
         "the first replica holds the Lease"
     );
 
@@ -725,7 +716,7 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once(backend: B
         acquired < renewed + duration,
         "the standby acquired the Lease at {acquired}, only once the released Lease (renewed at {renewed}) would have expired anyway"
     );
-    let holder = lease_holder(&client).await.unwrap_or_default();
+    let holder = lease_holder(&scene).await.unwrap_or_default();
     assert!(holder.starts_with("second"), "{holder}");
 
     second.signal("TERM");
@@ -734,16 +725,13 @@ async fn sigterm_releases_the_lease_so_the_standby_takes_over_at_once(backend: B
 }
 
 async fn a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
+    let scene = Scene::start(backend, "leader-lost").await;
     let lease_seconds = 3;
-    let mut leader = replica(&kubeconfig, "first", &lease_seconds.to_string());
+    let mut leader = replica(&scene, "first", &lease_seconds.to_string());
     leader.wait_for_log("became the leader", STARTED_WITHIN).await;
 
     // Another holder, as if this replica had missed its renewals while the other took over.
-    let leases: kube::Api<Lease> = kube::Api::namespaced(client.clone(), "default");
+    let leases: kube::Api<Lease> = scene.api();
     let now = jiff::Timestamp::now()
         .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
         .to_string();
@@ -774,7 +762,7 @@ async fn a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost(bac
     );
 }
 
-testenv::each_control_plane!(
+testenv::every_tier!(
     with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies,
     sigterm_releases_the_lease_so_the_standby_takes_over_at_once,
     a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost,

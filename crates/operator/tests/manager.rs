@@ -1,5 +1,6 @@
-//! The manager as operators of a cluster see it, on each control plane: `/metrics` after real reconciles, `/readyz`
-//! following the database, and shutdown that finishes in-flight work and then exits at once.
+//! The manager as operators of a cluster see it, on every tier, each test in a namespace of its own:
+//! `/metrics` after real reconciles, `/readyz` following the database, and shutdown that finishes
+//! in-flight work and then exits at once.
 
 mod support;
 
@@ -26,14 +27,14 @@ use operator::{
     runtime::{self, Reconciler, Toolkit},
 };
 use serde_json::json;
-use support::{Backend, EXIT_AFTER_SIGNAL, OperatorProcess, eventually, http_get};
+use support::{Backend, EXIT_AFTER_SIGNAL, OperatorProcess, Scene, WEB_IMAGE, eventually, http_get};
 
 const CONTROLLERS: [&str; 3] = ["postgres-writer", "vote-config", "web-app"];
 
 fn vote_config_body(name: &str) -> VoteConfig {
     serde_json::from_value(json!({
         "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {"name": name},
         "spec": {"options": [
             {"id": "a", "label": "Cats", "color": "#FF6B6B"}, {"id": "b", "label": "Dogs", "color": "#4ECDC4"}
         ]}
@@ -44,7 +45,7 @@ fn vote_config_body(name: &str) -> VoteConfig {
 fn web_app_body(name: &str) -> WebApp {
     serde_json::from_value(json!({
         "apiVersion": "example.com/v1", "kind": "WebApp",
-        "metadata": {"name": name, "namespace": "default"}, "spec": {"image": "nginx:1.27", "replicas": 1}
+        "metadata": {"name": name}, "spec": {"image": WEB_IMAGE, "replicas": 1}
     }))
     .expect("valid WebApp")
 }
@@ -52,16 +53,16 @@ fn web_app_body(name: &str) -> WebApp {
 fn postgres_writer_body(name: &str) -> PostgresWriter {
     serde_json::from_value(json!({
         "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {"name": name},
         "spec": {"table": "students", "name": name, "age": 30, "country": "chile"}
     }))
     .expect("valid PostgresWriter")
 }
 
-/// `operator run` with loopback metrics and probe servers on ports the kernel picks.
-fn operator_run(kubeconfig: &std::path::Path, controllers: &str, env: &[(&str, &str)]) -> OperatorProcess {
-    OperatorProcess::spawn(
-        kubeconfig,
+/// `operator run` in the scene's namespace with loopback metrics and probe servers on ports the
+/// kernel picks.
+fn operator_run(scene: &Scene, controllers: &str, env: &[(&str, &str)]) -> OperatorProcess {
+    scene.operator(
         &[
             "run",
             "--controllers",
@@ -160,29 +161,26 @@ async fn scrape(addr: std::net::SocketAddr) -> Option<support::HttpResponse> {
 }
 
 async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an_object(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
+    let scene = Scene::start(backend, "manager-metrics").await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
     let url = pg.url();
-    let mut operator = operator_run(&kubeconfig, &CONTROLLERS.join(","), &[("DATABASE_URL", &url)]);
+    let mut operator = operator_run(&scene, &CONTROLLERS.join(","), &[("DATABASE_URL", &url)]);
     let metrics = operator.bound_address("serving /metrics").await;
 
     let names = ["metrics-alpha", "metrics-beta"];
-    let vote_configs: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
-    let web_apps: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let writers: Api<PostgresWriter> = Api::namespaced(client.clone(), "default");
+    let vote_configs: Api<VoteConfig> = scene.api();
+    let web_apps: Api<WebApp> = scene.api();
+    let writers: Api<PostgresWriter> = scene.api();
     for name in names {
         let pp = PostParams::default();
         vote_configs.create(&pp, &vote_config_body(name)).await.unwrap();
         web_apps.create(&pp, &web_app_body(name)).await.unwrap();
         writers.create(&pp, &postgres_writer_body(name)).await.unwrap();
     }
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
     eventually("every object reconciled", Duration::from_secs(60), || async {
         for name in names {
             config_maps.get_opt(&format!("{name}-config")).await.ok()??;
@@ -357,15 +355,12 @@ async fn readyz_until(
 }
 
 async fn readyz_follows_the_database_while_healthz_stays_up(backend: Backend) {
-    let (plane, _client) = support::cluster(backend).await;
+    let scene = Scene::start(backend, "manager-readyz").await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
     let url = pg.url();
-    let mut operator = operator_run(&kubeconfig, "postgres-writer", &[("DATABASE_URL", &url)]);
+    let mut operator = operator_run(&scene, "postgres-writer", &[("DATABASE_URL", &url)]);
     let probes = operator.bound_address("serving /healthz and /readyz").await;
 
     let started = Instant::now();
@@ -408,17 +403,14 @@ async fn readyz_follows_the_database_while_healthz_stays_up(backend: Backend) {
 }
 
 async fn sigterm_exits_zero_once_the_reconciles_in_flight_finish(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
-    let mut operator = operator_run(&kubeconfig, "vote-config,web-app", &[]);
+    let scene = Scene::start(backend, "manager-sigterm").await;
+    let mut operator = operator_run(&scene, "vote-config,web-app", &[]);
     operator
         .wait_for_log("controllers started", Duration::from_secs(60))
         .await;
 
     // More objects than workers, so that reconciles are running and waiting when the signal comes.
-    let vote_configs: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let vote_configs: Api<VoteConfig> = scene.api();
     let names: Vec<String> = (0..24).map(|i| format!("term-{i:02}")).collect();
     for name in &names {
         vote_configs
@@ -426,7 +418,7 @@ async fn sigterm_exits_zero_once_the_reconciles_in_flight_finish(backend: Backen
             .await
             .unwrap();
     }
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = scene.api();
     eventually("the first ConfigMap", Duration::from_secs(30), || async {
         let list = config_maps.list(&Default::default()).await.ok()?;
         list.items
@@ -519,12 +511,12 @@ impl Reconciler for Slow {
 }
 
 async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish(backend: Backend) {
-    let (_plane, client) = support::cluster(backend).await;
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let scene = Scene::start(backend, "manager-graceful").await;
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let progress = Arc::new(Progress::default());
     let controller = tokio::spawn(runtime::run(ctx, Slow(progress.clone())));
 
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<ConfigMap> = scene.api();
     let body: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "slow"}})).unwrap();
     config_maps.create(&PostParams::default(), &body).await.unwrap();
     eventually("the reconcile starts", Duration::from_secs(10), || async {
@@ -547,10 +539,13 @@ async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish(backend: Backen
     );
 }
 
-testenv::each_control_plane!(
+testenv::every_tier!(
     metrics_after_reconciles_use_controller_runtime_names_and_never_name_an_object,
     readyz_follows_the_database_while_healthz_stays_up,
     sigterm_exits_zero_once_the_reconciles_in_flight_finish,
-    a_shutdown_before_the_first_list_completes_stops_the_controller_at_once,
     a_graceful_shutdown_lets_the_reconcile_in_flight_finish,
 );
+
+// Not on the cluster tier: the test needs a control plane without our CRDs, and the shared cluster has
+// them (every other test of the tier applies them).
+testenv::each_control_plane!(a_shutdown_before_the_first_list_completes_stops_the_controller_at_once);

@@ -1,4 +1,4 @@
-//! PostgresWriter against each control plane and a real, throwaway PostgreSQL.
+//! PostgresWriter on every tier, each test in a namespace of its own, against a real, throwaway PostgreSQL.
 
 mod support;
 
@@ -13,36 +13,37 @@ use operator::{
     controllers::postgres_writer::{self, Settings},
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use support::{
-    Backend, ControlPlane, Running, eventually,
-    postgres_writer::{connect, rows, wait_reason, writer},
+    Backend, Running, Scene, eventually,
+    postgres_writer::{StoredRow, connect, rows, wait_reason, writer},
 };
 
 const LONG: Duration = Duration::from_secs(60);
 const SHORT: Duration = Duration::from_secs(15);
 
 struct World {
-    _plane: ControlPlane,
-    client: kube::Client,
+    scene: Scene,
     pg: ThrowawayPostgres,
     sql: tokio_postgres::Client,
     api: Api<PostgresWriter>,
 }
 
-async fn world(backend: Backend) -> World {
-    let (plane, client) = support::cluster(backend).await;
+/// A namespace of the test's own (see [`Scene`]) and a throwaway PostgreSQL.
+async fn world(backend: Backend, name: &str) -> World {
+    let scene = Scene::start(backend, name).await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
     let sql = connect(&pg).await;
-    let api = Api::namespaced(client.clone(), "default");
-    World {
-        _plane: plane,
-        client,
-        pg,
-        sql,
-        api,
+    let api = scene.api();
+    World { scene, pg, sql, api }
+}
+
+impl World {
+    /// The row resource `name` asks for.
+    fn row(&self, name: &str, student: &str, age: i32, country: &str) -> StoredRow {
+        (self.scene.id(name), student.into(), age, country.into())
     }
 }
 
@@ -52,8 +53,9 @@ const DEFAULT_RESYNC: Duration = Duration::from_secs(300);
 /// Resyncs every second, so hand edits show within a test's patience.
 const FAST_RESYNC: Duration = Duration::from_secs(1);
 
+/// The controller in this process, watching the test's namespace.
 fn operator(world: &World, settings: Settings, resync: Duration) -> Running {
-    let (ctx, shutdown) = support::context(&world.client, resync);
+    let (ctx, shutdown) = world.scene.context(resync);
     let pool = DatabaseConfig::from_url(&world.pg.url()).connect().expect("pool");
     support::spawn(ctx, shutdown, move |ctx| {
         postgres_writer::run(ctx, pool, settings)
@@ -61,7 +63,7 @@ fn operator(world: &World, settings: Settings, resync: Duration) -> Running {
 }
 
 async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-tutorial").await;
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.api
         .create(
@@ -73,12 +75,7 @@ async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row(bac
     let ready = wait_reason(&w.api, "sample-student", "True/Synced", SHORT).await;
     assert_eq!(
         rows(&w.sql, "students").await,
-        [(
-            "default/sample-student".into(),
-            "alex".into(),
-            23,
-            "canada".into()
-        )]
+        [w.row("sample-student", "alex", 23, "canada")]
     );
     let status = ready.status.unwrap();
     assert_eq!(status.table.as_deref(), Some("students"));
@@ -94,14 +91,7 @@ async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row(bac
         .await
         .unwrap();
     eventually("the row to follow the update", SHORT, || async {
-        (rows(&w.sql, "students").await
-            == [(
-                "default/sample-student".into(),
-                "alex".into(),
-                24,
-                "canada".into(),
-            )])
-        .then_some(())
+        (rows(&w.sql, "students").await == [w.row("sample-student", "alex", 24, "canada")]).then_some(())
     })
     .await;
 
@@ -133,7 +123,7 @@ async fn tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row(bac
 }
 
 async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-round-trip").await;
     let running = operator(&w, Settings::default(), FAST_RESYNC);
     let long = "x".repeat(5000);
     w.api
@@ -159,14 +149,14 @@ async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing(back
     wait_reason(&w.api, "obrien", "True/Synced", SHORT).await;
     wait_reason(&w.api, "long", "True/Synced", SHORT).await;
     let stored = rows(&w.sql, "students").await;
-    assert_eq!(stored[0], ("default/long".into(), long.clone(), 0, "ca".into()));
+    assert_eq!(stored[0], w.row("long", &long, 0, "ca"));
     assert_eq!(
         stored[1],
-        (
-            "default/obrien".into(),
-            "O'Brien; DROP TABLE students; --".into(),
+        w.row(
+            "obrien",
+            "O'Brien; DROP TABLE students; --",
             2147483647,
-            "Ísland 🇮🇸".into()
+            "Ísland 🇮🇸"
         )
     );
 
@@ -204,7 +194,7 @@ async fn values_round_trip_exactly_and_a_converged_reconcile_writes_nothing(back
 }
 
 async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-repaired").await;
     let running = operator(&w, Settings::default(), FAST_RESYNC);
     w.api
         .create(
@@ -228,7 +218,7 @@ async fn rows_deleted_or_edited_by_hand_are_repaired_on_resync(backend: Backend)
 }
 
 async fn database_down_at_create_reports_unavailable_then_converges(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-down-at-create").await;
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.pg.stop().await.unwrap();
     w.api
@@ -254,7 +244,7 @@ async fn database_down_at_create_reports_unavailable_then_converges(backend: Bac
 }
 
 async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releases_it(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-down-at-delete").await;
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.api
         .create(
@@ -290,14 +280,27 @@ async fn database_down_at_delete_holds_the_finalizer_until_the_annotation_releas
 }
 
 async fn incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-foreign").await;
     w.sql
         .batch_execute(
             "CREATE TABLE typed (id text PRIMARY KEY, name text, age text, country text, owner_uid text)",
         )
         .await
         .unwrap();
-    w.sql.batch_execute("CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, country text NOT NULL, owner_uid text NOT NULL); INSERT INTO students VALUES ('default/taken', 'someone', 1, 'x', 'not-ours')").await.unwrap();
+    w.sql
+        .batch_execute(
+            "CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+             country text NOT NULL, owner_uid text NOT NULL)",
+        )
+        .await
+        .unwrap();
+    w.sql
+        .execute(
+            "INSERT INTO students VALUES ($1, 'someone', 1, 'x', 'not-ours')",
+            &[&w.scene.id("taken")],
+        )
+        .await
+        .unwrap();
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     w.api
         .create(
@@ -329,15 +332,15 @@ async fn incompatible_or_foreign_tables_and_rows_are_reported_not_overwritten(ba
     wait_reason(&w.api, "fine", "True/Synced", SHORT).await;
     let stored = rows(&w.sql, "students").await;
     assert!(
-        stored.contains(&("default/taken".into(), "someone".into(), 1, "x".into())),
+        stored.contains(&w.row("taken", "someone", 1, "x")),
         "the foreign row is untouched"
     );
     running.stop().await;
 }
 
 async fn invalid_table_names_and_ages_are_rejected_by_the_api_server(backend: Backend) {
-    let (_plane, client) = support::cluster(backend).await;
-    let api: Api<PostgresWriter> = Api::namespaced(client, "default");
+    let scene = Scene::start(backend, "pgw-invalid").await;
+    let api: Api<PostgresWriter> = scene.api();
     for (table, age, field) in [
         ("Bad-Name", 1, "spec.table"),
         ("students", -1, "spec.age"),
@@ -356,7 +359,7 @@ async fn invalid_table_names_and_ages_are_rejected_by_the_api_server(backend: Ba
 }
 
 async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-thousand").await;
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     let count = 1000;
     for i in 0..count {
@@ -402,11 +405,11 @@ async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(b
     let expected: Vec<(String, String, i32, String)> = (0..count)
         .filter(|i| i % 3 != 0)
         .map(|i| {
-            (
-                format!("default/s{i:04}"),
-                "n".into(),
+            w.row(
+                &format!("s{i:04}"),
+                "n",
                 i as i32,
-                if i % 2 == 0 { "updated".into() } else { "c".into() },
+                if i % 2 == 0 { "updated" } else { "c" },
             )
         })
         .collect();
@@ -414,12 +417,11 @@ async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(b
         (rows(&w.sql, "students").await == expected).then_some(())
     })
     .await;
-    let _: Value = json!(null);
     running.stop().await;
 }
 
 async fn a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger_exist(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-restricted-role").await;
     // As a database administrator would prepare it: the tables made for the operator, which logs in
     // as a role that may read and write them and create nothing.
     w.sql
@@ -439,7 +441,7 @@ async fn a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger
         "postgres://writer:writer-password@127.0.0.1:{}/postgres?sslmode=disable",
         w.pg.port()
     );
-    let (ctx, shutdown) = support::context(&w.client, DEFAULT_RESYNC);
+    let (ctx, shutdown) = w.scene.context(DEFAULT_RESYNC);
     let pool = DatabaseConfig::from_url(&url).connect().expect("pool");
     let settings = Settings {
         auto_create_tables: false,
@@ -458,7 +460,7 @@ async fn a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger
     wait_reason(&w.api, "restricted", "True/Synced", SHORT).await;
     assert_eq!(
         rows(&w.sql, "students").await,
-        [("default/restricted".into(), "alex".into(), 23, "canada".into())]
+        [w.row("restricted", "alex", 23, "canada")]
     );
     w.api
         .delete("restricted", &DeleteParams::default())
@@ -469,7 +471,7 @@ async fn a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger
     running.stop().await;
 }
 
-testenv::each_control_plane!(
+testenv::every_tier!(
     tutorial_manifest_creates_updates_moves_and_deletes_exactly_one_row,
     values_round_trip_exactly_and_a_converged_reconcile_writes_nothing,
     rows_deleted_or_edited_by_hand_are_repaired_on_resync,

@@ -1,4 +1,5 @@
-//! PostgresWriter under faults, on each control plane:
+//! PostgresWriter under faults, on every tier (each test in a namespace of its own) but where a
+//! comment at the end says otherwise:
 //! PostgreSQL restarted mid-burst, the operator SIGKILLed mid-burst, a name recreated right after its
 //! delete, finalizers removed by hand, tables dropped by hand, deletes while the operator is down, and
 //! watches cut long enough that resuming them is 410 Gone.
@@ -31,7 +32,7 @@ use operator::{
 };
 use serde_json::json;
 use support::{
-    Backend, ControlPlane, Running, eventually,
+    Backend, ControlPlane, Running, Scene, eventually,
     postgres_writer::{
         Frozen, StoredRow, connect, ledger, ready_reason, rows, select_or_none, wait_reason, writer,
     },
@@ -44,65 +45,72 @@ const LONG: Duration = Duration::from_secs(45);
 const SHORT: Duration = Duration::from_secs(15);
 
 struct World {
-    plane: ControlPlane,
-    client: kube::Client,
+    scene: Scene,
     pg: ThrowawayPostgres,
     sql: tokio_postgres::Client,
     api: Api<PostgresWriter>,
 }
 
-async fn world(backend: Backend) -> World {
-    world_on(support::cluster(backend).await).await
+/// A namespace of the test's own (see [`Scene`]) and a throwaway PostgreSQL.
+async fn world(backend: Backend, name: &str) -> World {
+    world_on(Scene::start(backend, name).await).await
 }
 
 /// A world whose API server remembers few changes: a watch that was away for a few dozen writes cannot
-/// resume and must relist. Only the embedded server's history can be shrunk from a test; the real one
-/// keeps its own.
-async fn world_with_short_history(backend: Backend) -> World {
-    let cluster = match backend {
+/// resume and must relist. Only the embedded server's history can be shrunk from a test; the real
+/// control planes keep their own.
+async fn world_with_short_history(backend: Backend, name: &str) -> World {
+    let scene = match backend {
         Backend::Embedded => {
-            support::embedded_cluster_with(apiserver::Config {
+            let plane = ControlPlane::embedded(apiserver::Config {
                 history_capacity: 50,
                 ..apiserver::Config::default()
             })
             .await
+            .expect("API server starts");
+            Scene::on(plane, name).await
         }
-        Backend::Real | Backend::Cluster => support::cluster(backend).await,
+        Backend::Real | Backend::Cluster => Scene::start(backend, name).await,
     };
-    world_on(cluster).await
+    world_on(scene).await
 }
 
-async fn world_on((plane, client): (ControlPlane, kube::Client)) -> World {
+async fn world_on(scene: Scene) -> World {
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
     let sql = connect(&pg).await;
-    let api = Api::namespaced(client.clone(), "default");
-    World {
-        plane,
-        client,
-        pg,
-        sql,
-        api,
+    let api = scene.api();
+    World { scene, pg, sql, api }
+}
+
+impl World {
+    /// The row [`student`] `i` asks for.
+    fn student_row(&self, i: i64) -> StoredRow {
+        (
+            self.scene.id(&format!("s{i:04}")),
+            format!("student {i}"),
+            i as i32,
+            "canada".into(),
+        )
     }
 }
 
-/// The controller in this process, talking to the API server through `client`.
-fn operator_via(
-    client: &kube::Client,
-    pg: &ThrowawayPostgres,
-    settings: Settings,
-    resync: Duration,
-) -> Running {
-    let (ctx, shutdown) = support::context(client, resync);
-    let pool = DatabaseConfig::from_url(&pg.url()).connect().expect("pool");
+/// The controller in this process, talking to the API server through `client`, watching the test's
+/// namespace; with the orphan sweep on, every namespace, as the sweep requires.
+fn operator_via(client: &kube::Client, world: &World, settings: Settings, resync: Duration) -> Running {
+    let (mut ctx, shutdown) = world.scene.context_via(client, resync, 4);
+    if settings.orphan_sweep {
+        ctx.watch_namespace = None;
+    }
+    let pool = DatabaseConfig::from_url(&world.pg.url()).connect().expect("pool");
     support::spawn(ctx, shutdown, move |ctx| {
         postgres_writer::run(ctx, pool, settings)
     })
 }
 
 fn operator(world: &World, settings: Settings, resync: Duration) -> Running {
-    operator_via(&world.client, &world.pg, settings, resync)
+    operator_via(&world.scene.client, world, settings, resync)
 }
 
 /// The manager's default resync: nothing is reconciled again within a test unless it changes.
@@ -119,16 +127,6 @@ fn student(i: i64) -> PostgresWriter {
         &format!("student {i}"),
         i,
         "canada",
-    )
-}
-
-/// The row [`student`] asks for.
-fn student_row(i: i64) -> StoredRow {
-    (
-        format!("default/s{i:04}"),
-        format!("student {i}"),
-        i as i32,
-        "canada".into(),
     )
 }
 
@@ -204,7 +202,7 @@ async fn delete_all(api: Api<PostgresWriter>, names: Vec<String>) {
 }
 
 async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-restarted-mid-burst").await;
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     let count = 200;
     // Half the burst is in flight when PostgreSQL stops; the other half arrives while it is down.
@@ -227,7 +225,7 @@ async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_row
     w.pg.restart().await.expect("PostgreSQL starts again");
 
     let sql = connect(&w.pg).await;
-    let expected: Vec<StoredRow> = (0..count).map(student_row).collect();
+    let expected: Vec<StoredRow> = (0..count).map(|i| w.student_row(i)).collect();
     eventually("exactly one row per resource", LONG, || async {
         (rows(&sql, "students").await == expected).then_some(())
     })
@@ -247,7 +245,7 @@ async fn postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_row
 async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_converges_after(
     backend: Backend,
 ) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-stops-answering").await;
     let config = DatabaseConfig {
         connect_timeout_seconds: 1,
         statement_timeout_seconds: 2,
@@ -258,7 +256,7 @@ async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_con
     // batch ahead of its own: two steps, then its status is written.
     let step = config.step_timeout();
     let reported_within = step * 2 + SHORT;
-    let (ctx, shutdown) = support::context(&w.client, DEFAULT_RESYNC);
+    let (ctx, shutdown) = w.scene.context(DEFAULT_RESYNC);
     let pool = config.connect().expect("pool");
     let running = support::spawn(ctx, shutdown, move |ctx| {
         postgres_writer::run(ctx, pool, Settings::default())
@@ -299,8 +297,8 @@ async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_con
     .await;
     drop(frozen);
 
-    let mut expected: Vec<StoredRow> = (1..5).map(student_row).collect();
-    expected.push(("default/s0000".into(), "student 0".into(), 40, "canada".into()));
+    let mut expected: Vec<StoredRow> = (1..5).map(|i| w.student_row(i)).collect();
+    expected.push((w.scene.id("s0000"), "student 0".into(), 40, "canada".into()));
     expected.sort();
     eventually("every row after PostgreSQL answers again", LONG, || async {
         (rows(&w.sql, "students").await == expected).then_some(())
@@ -313,13 +311,23 @@ async fn a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_con
     running.stop().await;
 }
 
-/// Runs `operator run --controllers postgres-writer` as users do, logging to `log`.
-fn spawn_binary(kubeconfig: &Path, database_url: &str, log: &Path) -> tokio::process::Child {
+/// Runs `operator run --controllers postgres-writer` as users do, in the test's namespace, logging to
+/// `log`.
+fn spawn_binary(scene: &Scene, database_url: &str, log: &Path) -> tokio::process::Child {
     let log = std::fs::File::create(log).expect("log file");
+    let args = [
+        "run",
+        "--controllers",
+        "postgres-writer",
+        "--metrics-bind-address",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+    ];
     tokio::process::Command::new(OPERATOR)
-        .args(["run", "--controllers", "postgres-writer"])
-        .args(["--metrics-bind-address", "0", "--health-probe-bind-address", "0"])
-        .env("KUBECONFIG", kubeconfig)
+        .args(scene.scoped_args(&args))
+        .env("KUBECONFIG", scene.kubeconfig())
+        .env("POD_NAMESPACE", &scene.namespace)
         .env("DATABASE_URL", database_url)
         .env("LOG_LEVEL", "warn")
         .env("LOG_FORMAT", "text")
@@ -343,12 +351,9 @@ fn assert_running(child: &mut tokio::process::Child, log: &Path) {
 }
 
 async fn operator_killed_with_sigkill_mid_burst_converges_after_restart(backend: Backend) {
-    let w = world(backend).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    w.plane.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-    let first_log = dir.path().join("first.log");
-    let mut first = spawn_binary(&kubeconfig, &w.pg.url(), &first_log);
+    let w = world(backend, "pgw-sigkill").await;
+    let first_log = w.scene.dir().join("first.log");
+    let mut first = spawn_binary(&w.scene, &w.pg.url(), &first_log);
     let count = 500;
     // The first half of the burst is created while the operator runs, the second half after the
     // kill: the kill comes mid-burst by construction, however fast the operator is.
@@ -368,9 +373,9 @@ async fn operator_killed_with_sigkill_mid_burst_converges_after_restart(backend:
     creating.await.expect("first half created");
     create_all(w.api.clone(), (half..count).map(student).collect()).await;
 
-    let second_log = dir.path().join("second.log");
-    let mut second = spawn_binary(&kubeconfig, &w.pg.url(), &second_log);
-    let expected: Vec<StoredRow> = (0..count).map(student_row).collect();
+    let second_log = w.scene.dir().join("second.log");
+    let mut second = spawn_binary(&w.scene, &w.pg.url(), &second_log);
+    let expected: Vec<StoredRow> = (0..count).map(|i| w.student_row(i)).collect();
     eventually("exactly one row per resource after the restart", LONG, || async {
         (rows(&w.sql, "students").await == expected).then_some(())
     })
@@ -393,7 +398,7 @@ async fn operator_killed_with_sigkill_mid_burst_converges_after_restart(backend:
 }
 
 async fn same_name_recreated_right_after_delete_gets_its_own_row(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-recreated").await;
     let running = operator(&w, Settings::default(), FAST_RESYNC);
     let created = w
         .api
@@ -422,13 +427,13 @@ async fn same_name_recreated_right_after_delete_gets_its_own_row(backend: Backen
         let uid = recreated.uid().expect("uid");
         assert_ne!(uid, previous_uid, "a new incarnation");
         let expected = vec![(
-            "default/a".to_owned(),
+            w.scene.id("a"),
             student.clone(),
             (30 + round) as i32,
             "peru".to_owned(),
         )];
         eventually("the new incarnation's row", SHORT, || async {
-            let mine = owners(&w.sql, "students").await == [("default/a".to_owned(), uid.clone())];
+            let mine = owners(&w.sql, "students").await == [(w.scene.id("a"), uid.clone())];
             (mine && rows(&w.sql, "students").await == expected).then_some(())
         })
         .await;
@@ -442,7 +447,7 @@ async fn same_name_recreated_right_after_delete_gets_its_own_row(backend: Backen
     eventually("a few more resyncs", SHORT, || async {
         assert_eq!(
             owners(&w.sql, "students").await,
-            [("default/a".to_owned(), previous_uid.clone())],
+            [(w.scene.id("a"), previous_uid.clone())],
             "the row stays the newest incarnation's"
         );
         (running.reconciles() >= reconciles + 3).then_some(())
@@ -489,40 +494,44 @@ async fn release(api: &Api<PostgresWriter>, name: &str) {
 }
 
 async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-orphan-sweep").await;
     // Another application's rows, in our table and in a table of its own shaped like ours, owned by
     // UUIDs as Kubernetes uids are; one sits at the id a resource will ask for.
     let shape = "(id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, country text NOT NULL, \
                  owner_uid text NOT NULL)";
     w.sql
         .batch_execute(&format!(
-            "CREATE TABLE students {shape}; CREATE TABLE enrolments {shape}; \
-             INSERT INTO students VALUES ('default/blank', 'nobody', 1, 'x', ''), \
-             ('default/foreign', 'someone', 2, 'y', '0b6f1c9e-3f2a-4d7b-9c1e-2a4b6c8d0e1f'), \
-             ('default/taken', 'first come', 3, 'z', '5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d'); \
-             INSERT INTO enrolments VALUES ('default/kept', 'elsewhere', 4, 'w', 'a3c9e2f1-7b6d-4e5a-9c8b-1d2e3f4a5b6c')"
+            "CREATE TABLE students {shape}; CREATE TABLE enrolments {shape};"
         ))
         .await
-        .expect("foreign rows");
+        .expect("tables");
     let foreign: Vec<StoredRow> = vec![
-        ("default/blank".into(), "nobody".into(), 1, "x".into()),
-        ("default/foreign".into(), "someone".into(), 2, "y".into()),
-        ("default/taken".into(), "first come".into(), 3, "z".into()),
+        (w.scene.id("blank"), "nobody".into(), 1, "x".into()),
+        (w.scene.id("foreign"), "someone".into(), 2, "y".into()),
+        (w.scene.id("taken"), "first come".into(), 3, "z".into()),
     ];
-    let enrolments = vec![(
-        "default/kept".to_owned(),
-        "elsewhere".to_owned(),
-        4,
-        "w".to_owned(),
-    )];
-    let ours = |name: &str, age| {
-        (
-            format!("default/{name}"),
-            name.to_owned(),
-            age,
-            "chile".to_owned(),
+    let enrolments = vec![(w.scene.id("kept"), "elsewhere".to_owned(), 4, "w".to_owned())];
+    let owners = [
+        "",
+        "0b6f1c9e-3f2a-4d7b-9c1e-2a4b6c8d0e1f",
+        "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+    ];
+    let insert = |table: &str| format!("INSERT INTO {table} VALUES ($1, $2, $3, $4, $5)");
+    for ((id, name, age, country), owner) in foreign.iter().zip(owners) {
+        w.sql
+            .execute(&insert("students"), &[id, name, age, country, &owner])
+            .await
+            .expect("a foreign row");
+    }
+    let (id, name, age, country) = &enrolments[0];
+    w.sql
+        .execute(
+            &insert("enrolments"),
+            &[id, name, age, country, &"a3c9e2f1-7b6d-4e5a-9c8b-1d2e3f4a5b6c"],
         )
-    };
+        .await
+        .expect("a foreign row");
+    let ours = |name: &str, age| (w.scene.id(name), name.to_owned(), age, "chile".to_owned());
     let create = |name: &'static str, age| {
         let api = w.api.clone();
         async move {
@@ -538,8 +547,8 @@ async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(ba
     let legacy = create("legacy", 19).await;
     w.sql
         .execute(
-            "INSERT INTO students VALUES ('default/legacy', 'legacy', 19, 'chile', $1)",
-            &[&legacy.uid().expect("uid")],
+            "INSERT INTO students VALUES ($1, 'legacy', 19, 'chile', $2)",
+            &[&w.scene.id("legacy"), &legacy.uid().expect("uid")],
         )
         .await
         .expect("a row from an earlier version");
@@ -601,7 +610,7 @@ async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(ba
     assert_eq!(rows(&w.sql, "enrolments").await, enrolments);
     assert_eq!(
         ledger(&w.sql).await,
-        [("students".to_owned(), "default/kept".to_owned())],
+        [("students".to_owned(), w.scene.id("kept"))],
         "the ledger lists the one row the operator still owns"
     );
     let taken = wait_reason(&w.api, "taken", "False/RowConflict", SHORT).await;
@@ -616,7 +625,7 @@ async fn orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns(ba
 }
 
 async fn a_row_released_while_the_database_is_down_survives_the_sweeps_after(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-released-sweeps").await;
     let running = operator(
         &w,
         Settings {
@@ -643,7 +652,7 @@ async fn a_row_released_while_the_database_is_down_survives_the_sweeps_after(bac
 
     let sql = connect(&w.pg).await;
     let kept = vec![(
-        "default/released".to_owned(),
+        w.scene.id("released"),
         "released".to_owned(),
         30,
         "peru".to_owned(),
@@ -659,8 +668,9 @@ async fn a_row_released_while_the_database_is_down_survives_the_sweeps_after(bac
 }
 
 /// The entries of the ConfigMap where the operator keeps releases that wait for the database.
-async fn pending_releases(client: &kube::Client) -> Vec<String> {
-    Api::<ConfigMap>::namespaced(client.clone(), "default")
+async fn pending_releases(scene: &Scene) -> Vec<String> {
+    scene
+        .api::<ConfigMap>()
         .get_opt(postgres_writer::PENDING_RELEASES_CONFIG_MAP)
         .await
         .expect("read the pending releases")
@@ -671,7 +681,7 @@ async fn pending_releases(client: &kube::Client) -> Vec<String> {
 }
 
 async fn a_row_released_while_the_database_is_down_survives_an_operator_restart(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-released-restart").await;
     let sweeping = || Settings {
         orphan_sweep: true,
         ..Settings::default()
@@ -690,8 +700,8 @@ async fn a_row_released_while_the_database_is_down_survives_an_operator_restart(
     w.pg.stop().await.expect("PostgreSQL stops");
     release(&w.api, "released").await;
     assert_eq!(
-        pending_releases(&w.client).await,
-        ["default/released"],
+        pending_releases(&w.scene).await,
+        [w.scene.id("released")],
         "the release the database could not take is recorded before the resource goes"
     );
     // The operator that took the release stops before the database is back; while it is down, a
@@ -703,7 +713,7 @@ async fn a_row_released_while_the_database_is_down_survives_an_operator_restart(
     let running = operator(&w, sweeping(), FAST_RESYNC);
     let sql = connect(&w.pg).await;
     let kept = vec![(
-        "default/released".to_owned(),
+        w.scene.id("released"),
         "released".to_owned(),
         40,
         "chad".to_owned(),
@@ -720,7 +730,7 @@ async fn a_row_released_while_the_database_is_down_survives_an_operator_restart(
     );
     assert_eq!(ledger(&sql).await, [], "and it is no longer the operator's");
     assert_eq!(
-        pending_releases(&w.client).await,
+        pending_releases(&w.scene).await,
         Vec::<String>::new(),
         "the applied release is no longer pending"
     );
@@ -728,8 +738,8 @@ async fn a_row_released_while_the_database_is_down_survives_an_operator_restart(
 }
 
 async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing(backend: Backend) {
-    let w = world(backend).await;
-    let expected = vec![("default/a".to_owned(), "alex".to_owned(), 23, "canada".to_owned())];
+    let w = world(backend, "pgw-table-dropped").await;
+    let expected = vec![(w.scene.id("a"), "alex".to_owned(), 23, "canada".to_owned())];
     let running = operator(&w, Settings::default(), FAST_RESYNC);
     w.api
         .create(
@@ -780,10 +790,10 @@ async fn table_dropped_by_hand_is_recreated_and_without_auto_create_reports_tabl
 }
 
 async fn resource_deleted_while_operator_down_loses_its_row_when_it_comes_back(backend: Backend) {
-    let w = world(backend).await;
+    let w = world(backend, "pgw-deleted-while-down").await;
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     create_all(w.api.clone(), (0..3).map(student).collect()).await;
-    let all: Vec<StoredRow> = (0..3).map(student_row).collect();
+    let all: Vec<StoredRow> = (0..3).map(|i| w.student_row(i)).collect();
     eventually("the rows", SHORT, || async {
         (rows(&w.sql, "students").await == all).then_some(())
     })
@@ -816,7 +826,7 @@ async fn resource_deleted_while_operator_down_loses_its_row_when_it_comes_back(b
             .iter()
             .map(|w| w.name_any())
             .collect();
-        (names == ["s0001"] && rows(&w.sql, "students").await == [student_row(1)]).then_some(())
+        (names == ["s0001"] && rows(&w.sql, "students").await == [w.student_row(1)]).then_some(())
     })
     .await;
     running.stop().await;
@@ -838,8 +848,9 @@ impl Proxy {
             .rsplit('/')
             .next()
             .and_then(|host_port| host_port.parse().ok())
-            .expect("the control plane listens on a loopback address");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .expect("the control plane listens on an IP address");
+        // On the same address as the API server, so that its serving certificate names the proxy too.
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(upstream.ip(), 0))
             .await
             .expect("proxy binds");
         let addr = listener.local_addr().expect("proxy address");
@@ -897,12 +908,12 @@ impl Drop for Proxy {
 }
 
 async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backend) {
-    let w = world_with_short_history(backend).await;
-    let proxy = Proxy::start(&w.plane).await;
+    let w = world_with_short_history(backend, "pgw-watch-dropped").await;
+    let proxy = Proxy::start(w.scene.plane()).await;
     // No resync: only the watch can tell the operator about the changes made during the partition.
     let running = operator_via(
-        &proxy.client(&w.plane),
-        &w.pg,
+        &proxy.client(w.scene.plane()),
+        &w,
         Settings::default(),
         DEFAULT_RESYNC,
     );
@@ -914,7 +925,8 @@ async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backe
 
     proxy.partition();
     let cut_at = w
-        .plane
+        .scene
+        .plane()
         .as_embedded()
         .map(|s| s.store().current_resource_version());
     create_all(w.api.clone(), (6..10).map(student).collect()).await;
@@ -929,7 +941,7 @@ async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backe
             .expect("update");
     }
     delete_all(w.api.clone(), vec!["s0003".into(), "s0004".into()]).await;
-    let config_maps: Api<ConfigMap> = Api::namespaced(w.client.clone(), "default");
+    let config_maps: Api<ConfigMap> = w.scene.api();
     for i in 0..60 {
         let noise: ConfigMap =
             serde_json::from_value(json!({"metadata": {"name": format!("noise-{i}")}})).expect("ConfigMap");
@@ -938,7 +950,7 @@ async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backe
             .await
             .expect("noise");
     }
-    if let (Some(server), Some(cut_at)) = (w.plane.as_embedded(), cut_at) {
+    if let (Some(server), Some(cut_at)) = (w.scene.plane().as_embedded(), cut_at) {
         assert!(
             server.store().events_after(cut_at).is_err(),
             "resuming the cut watch is 410 Gone"
@@ -946,10 +958,10 @@ async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backe
     }
     proxy.heal();
 
-    let mut expected: Vec<StoredRow> = [0, 5, 6, 7, 8, 9].into_iter().map(student_row).collect();
+    let mut expected: Vec<StoredRow> = [0, 5, 6, 7, 8, 9].into_iter().map(|i| w.student_row(i)).collect();
     for i in [1, 2] {
         expected.push((
-            format!("default/s{i:04}"),
+            w.scene.id(&format!("s{i:04}")),
             format!("student {i}"),
             100 + i,
             "peru".into(),
@@ -971,15 +983,21 @@ async fn api_server_watch_dropped_resumes_without_missing_changes(backend: Backe
     running.stop().await;
 }
 
-testenv::each_control_plane!(
+testenv::every_tier!(
     postgres_restarted_mid_burst_converges_with_no_missing_or_duplicate_rows,
     a_postgres_that_stops_answering_is_reported_within_the_timeouts_and_converges_after,
     operator_killed_with_sigkill_mid_burst_converges_after_restart,
     same_name_recreated_right_after_delete_gets_its_own_row,
-    orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns,
-    a_row_released_while_the_database_is_down_survives_the_sweeps_after,
-    a_row_released_while_the_database_is_down_survives_an_operator_restart,
     table_dropped_by_hand_is_recreated_and_without_auto_create_reports_table_missing,
     resource_deleted_while_operator_down_loses_its_row_when_it_comes_back,
     api_server_watch_dropped_resumes_without_missing_changes,
+);
+
+// Not on the cluster tier: the orphan sweep needs every namespace watched (it refuses
+// --watch-namespace: the ledger does not say which namespace a row's resource is in), and a controller
+// watching every namespace of the shared cluster would reconcile the other tests' PostgresWriters too.
+testenv::each_control_plane!(
+    orphan_sweep_deletes_only_the_rows_the_operator_wrote_and_still_owns,
+    a_row_released_while_the_database_is_down_survives_the_sweeps_after,
+    a_row_released_while_the_database_is_down_survives_an_operator_restart,
 );

@@ -1,4 +1,4 @@
-//! VoteConfig against each control plane.
+//! VoteConfig on every tier, each test in a namespace of its own.
 
 mod support;
 
@@ -11,14 +11,14 @@ use kube::{
 };
 use operator::{api::vote_config::VoteConfig, controllers::vote_config};
 use serde_json::{Value, json};
-use support::{Backend, eventually};
+use support::{Backend, Scene, eventually};
 
 const LIMIT: Duration = Duration::from_secs(15);
 
 fn vote_config_body(name: &str, options: Value) -> VoteConfig {
     serde_json::from_value(json!({
         "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
-        "metadata": {"name": name, "namespace": "default"}, "spec": {"options": options}
+        "metadata": {"name": name}, "spec": {"options": options}
     }))
     .expect("valid VoteConfig")
 }
@@ -48,11 +48,11 @@ fn ready(vc: &VoteConfig) -> Option<String> {
 }
 
 async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config(backend: Backend) {
-    let (_plane, client) = support::cluster(backend).await;
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let scene = Scene::start(backend, "vc-follows").await;
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, vote_config::run);
-    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let api: Api<VoteConfig> = scene.api();
+    let config_maps: Api<ConfigMap> = scene.api();
 
     let created = api
         .create(&PostParams::default(), &vote_config_body("pets", pets()))
@@ -173,15 +173,15 @@ async fn config_map_follows_the_options_is_repaired_and_goes_with_the_vote_confi
 }
 
 async fn a_config_map_owned_by_someone_else_is_never_taken_over(backend: Backend) {
-    let (_plane, client) = support::cluster(backend).await;
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let scene = Scene::start(backend, "vc-not-owned").await;
+    let config_maps: Api<ConfigMap> = scene.api();
     let theirs: ConfigMap =
         serde_json::from_value(json!({"metadata": {"name": "pets-config"}, "data": {"options.txt": "mine"}}))
             .unwrap();
     config_maps.create(&PostParams::default(), &theirs).await.unwrap();
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, vote_config::run);
-    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let api: Api<VoteConfig> = scene.api();
     api.create(&PostParams::default(), &vote_config_body("pets", pets()))
         .await
         .unwrap();
@@ -196,7 +196,7 @@ async fn a_config_map_owned_by_someone_else_is_never_taken_over(backend: Backend
         Some("mine")
     );
     // Events are published off the reconcile's path: an Event says so, soon.
-    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
+    let events: Api<k8s_openapi::api::core::v1::Event> = scene.api();
     eventually("a ConfigMapNotOwned Event", LIMIT, || async {
         let listed = events.list(&Default::default()).await.ok()?;
         listed
@@ -210,8 +210,8 @@ async fn a_config_map_owned_by_someone_else_is_never_taken_over(backend: Backend
 }
 
 async fn invalid_options_are_rejected_with_field_paths(backend: Backend) {
-    let (_plane, client) = support::cluster(backend).await;
-    let api: Api<VoteConfig> = Api::namespaced(client, "default");
+    let scene = Scene::start(backend, "vc-invalid").await;
+    let api: Api<VoteConfig> = scene.api();
     let cases = [
         (
             json!([{"id": "a", "label": "Cats", "color": "#FF6B6B"}]),
@@ -266,25 +266,24 @@ const RESYNC: Duration = Duration::from_secs(1);
 async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ours_is_repaired(
     backend: Backend,
 ) {
-    let (plane, client) = support::cluster(backend).await;
-    let (ctx, shutdown) = support::context(&client, RESYNC);
+    let scene = Scene::start(backend, "vc-added-by-hand").await;
+    let (client, namespace) = (&scene.client, scene.namespace.as_str());
+    let (ctx, shutdown) = scene.context(RESYNC);
     let running = support::spawn(ctx, shutdown, vote_config::run);
-    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let api: Api<VoteConfig> = scene.api();
+    let config_maps: Api<ConfigMap> = scene.api();
     api.create(&PostParams::default(), &vote_config_body("pets", pets()))
         .await
         .unwrap();
     eventually("Synced and its creation reported", LIMIT, || async {
         let synced = ready(&api.get("pets").await.ok()?).as_deref() == Some("True/Synced");
-        let created = support::times_reported(&client, "default", "pets", "Created")
+        let created = support::times_reported(client, namespace, "pets", "Created")
             .await
             .ok()?;
         (synced && created == 1).then_some(())
     })
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
+    let kubeconfig = scene.kubeconfig();
 
     // Someone adds a key, under a field manager of their own.
     let before = running.reconciles();
@@ -294,6 +293,8 @@ async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ou
             "patch",
             "configmap",
             "pets-config",
+            "-n",
+            namespace,
             "--type",
             "merge",
             "--field-manager",
@@ -322,7 +323,7 @@ async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ou
         "our key as it was, theirs kept"
     );
     assert_eq!(
-        support::times_reported(&client, "default", "pets", "Updated")
+        support::times_reported(client, namespace, "pets", "Updated")
             .await
             .unwrap(),
         0,
@@ -336,6 +337,8 @@ async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ou
             "patch",
             "configmap",
             "pets-config",
+            "-n",
+            namespace,
             "--type",
             "merge",
             "--field-manager",
@@ -346,7 +349,7 @@ async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ou
     );
     eventually("our key repaired and the repair reported", LIMIT, || async {
         let data = config_maps.get("pets-config").await.ok()?.data?;
-        let updated = support::times_reported(&client, "default", "pets", "Updated")
+        let updated = support::times_reported(client, namespace, "pets", "Updated")
             .await
             .ok()?;
         (data.get("options.txt")?.as_str() == "a:Cats:#FF6B6B\nb:Dogs:#4ECDC4\n"
@@ -362,9 +365,9 @@ async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ou
 const LONGEST_RETRY: Duration = Duration::from_secs(30);
 
 async fn churn_leaves_nothing_queued_and_no_back_off_behind(backend: Backend) {
-    let (_plane, client) = support::cluster(backend).await;
-    let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
-    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let scene = Scene::start(backend, "vc-churn").await;
+    let api: Api<VoteConfig> = scene.api();
+    let config_maps: Api<ConfigMap> = scene.api();
     // Objects that fail until they are deleted: each one's ConfigMap, its own, was made immutable by
     // hand with other options, so applying the options is refused and retried with back-off.
     let stuck = ["stuck-0", "stuck-1", "stuck-2"];
@@ -383,7 +386,7 @@ async fn churn_leaves_nothing_queued_and_no_back_off_behind(backend: Backend) {
         .unwrap();
         config_maps.create(&PostParams::default(), &frozen).await.unwrap();
     }
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, vote_config::run);
     eventually("the stuck objects backing off", LIMIT, || async {
         (running.backoff_objects("vote-config") == Some(stuck.len() as f64)).then_some(())
@@ -428,7 +431,7 @@ async fn churn_leaves_nothing_queued_and_no_back_off_behind(backend: Backend) {
     running.stop().await;
 }
 
-testenv::each_control_plane!(
+testenv::every_tier!(
     churn_leaves_nothing_queued_and_no_back_off_behind,
     a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ours_is_repaired,
     config_map_follows_the_options_is_repaired_and_goes_with_the_vote_config,

@@ -1,10 +1,15 @@
-//! WebApp against each control plane.
+//! WebApp on every tier, each test in a namespace of its own. Pods run for real only on the cluster
+//! tier's node; the embedded server's simulated node and the real tier's kubelet stand-in report what
+//! they would (see `support::kubelet`), so each test asserts the same on every tier.
 
 mod support;
 
 use std::time::Duration;
 
-use k8s_openapi::api::{apps::v1::Deployment, core::v1::Service};
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    core::v1::{ResourceQuota, Service},
+};
 use kube::{
     Api,
     api::{DeleteParams, Patch, PatchParams, PostParams},
@@ -14,14 +19,19 @@ use operator::{
     controllers::web_app,
 };
 use serde_json::json;
-use support::{Backend, eventually, kubelet::KubeletStandIn};
+use support::{Backend, PODS_READY_WITHIN, Scene, WEB_IMAGE, eventually, kubelet::KubeletStandIn};
 
+/// How long the controller may take to act on a change: a reconcile is a few requests.
 const LIMIT: Duration = Duration::from_secs(15);
+
+/// An image no node has and no registry serves: a rollout to it changes the Deployment, and on the
+/// cluster tier's node its pods never start (which no assertion here depends on).
+const NEXT_IMAGE: &str = "localhost/operator-test/web:2";
 
 fn web_app_body(name: &str) -> WebApp {
     serde_json::from_value(json!({
         "apiVersion": "example.com/v1", "kind": "WebApp",
-        "metadata": {"name": name, "namespace": "default"}, "spec": {"image": "nginx:1.27", "replicas": 2}
+        "metadata": {"name": name}, "spec": {"image": WEB_IMAGE, "replicas": 2}
     }))
     .expect("valid WebApp")
 }
@@ -30,23 +40,41 @@ async fn phase(api: &Api<WebApp>, name: &str) -> Option<String> {
     api.get(name).await.ok()?.status?.phase
 }
 
+/// Waits, as long as pods may take to be ready, until `name` is Running.
+async fn until_running(api: &Api<WebApp>, name: &str) {
+    eventually(&format!("{name} Running"), PODS_READY_WITHIN, || async {
+        (phase(api, name).await.as_deref() == Some("Running")).then_some(())
+    })
+    .await;
+}
+
+/// What the WebApp controller's field manager wrote into an object: how it looks to someone asking
+/// whether the controller wrote it again. Others write beside it (the Deployment controller its
+/// status, on the tiers where one runs), so the resourceVersion would not tell.
+fn written_by_the_controller(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    let entries: Vec<_> = meta
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|m| m.manager.as_deref() == Some(web_app::NAME))
+        .collect();
+    serde_json::to_string(&entries).expect("managed fields serialize")
+}
+
 async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_readiness(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let _kubelet = KubeletStandIn::start(&plane, &client);
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let scene = Scene::start(backend, "web-app-follows").await;
+    let _kubelet = KubeletStandIn::start(scene.plane(), &scene.client);
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
-    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let api: Api<WebApp> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
+    let services: Api<Service> = scene.api();
 
     let created = api
         .create(&PostParams::default(), &web_app_body("shop"))
         .await
         .unwrap();
-    eventually("Running", LIMIT, || async {
-        (phase(&api, "shop").await.as_deref() == Some("Running")).then_some(())
-    })
-    .await;
+    until_running(&api, "shop").await;
     let deployment = deployments.get("shop").await.unwrap();
     assert_eq!(
         deployment.metadata.owner_references.unwrap()[0].uid,
@@ -63,7 +91,7 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
     // A reconcile that finds everything as desired writes nothing.
     let versions = || async {
         (
-            deployments.get("shop").await.unwrap().metadata.resource_version,
+            written_by_the_controller(&deployments.get("shop").await.unwrap().metadata),
             services.get("shop").await.unwrap().metadata.resource_version,
             api.get("shop").await.unwrap().status,
         )
@@ -87,7 +115,7 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
     api.patch(
         "shop",
         &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"image": "nginx:1.28", "replicas": 3, "port": 8080}})),
+        &Patch::Merge(json!({"spec": {"image": NEXT_IMAGE, "replicas": 3, "port": 8080}})),
     )
     .await
     .unwrap();
@@ -96,7 +124,7 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
         let spec = d.spec?;
         let image = spec.template.spec?.containers[0].image.clone()?;
         let port = services.get("shop").await.ok()?.spec?.ports?[0].port;
-        (image == "nginx:1.28" && spec.replicas == Some(3) && port == 8080).then_some(())
+        (image == NEXT_IMAGE && spec.replicas == Some(3) && port == 8080).then_some(())
     })
     .await;
 
@@ -122,15 +150,15 @@ async fn deployment_and_service_follow_the_spec_are_repaired_and_status_tracks_r
     // Deletion is the garbage collector's: the WebApp carries no finalizer, the children go with it.
     assert!(api.get("shop").await.unwrap().metadata.finalizers.is_none());
     api.delete("shop", &DeleteParams::default()).await.unwrap();
-    until_all_gone(&client, "shop", "the WebApp and its children to go").await;
+    until_all_gone(&scene, "shop", "the WebApp and its children to go").await;
     running.stop().await;
 }
 
 /// Waits until WebApp `name`, its Deployment and its Service are gone (the garbage collector's work).
-async fn until_all_gone(client: &kube::Client, name: &str, what: &str) {
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
-    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+async fn until_all_gone(scene: &Scene, name: &str, what: &str) {
+    let api: Api<WebApp> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
+    let services: Api<Service> = scene.api();
     eventually(what, support::COLLECTED_WITHIN, || async {
         let gone = api.get_opt(name).await.ok()?.is_none()
             && deployments.get_opt(name).await.ok()?.is_none()
@@ -141,12 +169,12 @@ async fn until_all_gone(client: &kube::Client, name: &str, what: &str) {
 }
 
 async fn a_web_app_is_deleted_with_its_children_while_no_operator_runs(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let _kubelet = KubeletStandIn::start(&plane, &client);
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
-    let services: Api<Service> = Api::namespaced(client.clone(), "default");
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let scene = Scene::start(backend, "web-app-no-operator").await;
+    let _kubelet = KubeletStandIn::start(scene.plane(), &scene.client);
+    let api: Api<WebApp> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
+    let services: Api<Service> = scene.api();
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
     api.create(&PostParams::default(), &web_app_body("shop"))
         .await
@@ -161,7 +189,7 @@ async fn a_web_app_is_deleted_with_its_children_while_no_operator_runs(backend: 
 
     api.delete("shop", &DeleteParams::default()).await.unwrap();
     until_all_gone(
-        &client,
+        &scene,
         "shop",
         "the WebApp and its children to go with no operator",
     )
@@ -169,10 +197,10 @@ async fn a_web_app_is_deleted_with_its_children_while_no_operator_runs(backend: 
 }
 
 async fn the_finalizer_of_earlier_versions_is_removed_so_no_web_app_stays_stuck(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let _kubelet = KubeletStandIn::start(&plane, &client);
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let scene = Scene::start(backend, "web-app-old-finalizer").await;
+    let _kubelet = KubeletStandIn::start(scene.plane(), &scene.client);
+    let api: Api<WebApp> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
     // As an earlier version left them: one WebApp in use, one deleted while no operator ran (held by
     // the finalizer), each beside a finalizer of someone else's, which must stay.
     let with_old_finalizer = |name: &str| {
@@ -196,7 +224,7 @@ async fn the_finalizer_of_earlier_versions_is_removed_so_no_web_app_stays_stuck(
         "held by its finalizers"
     );
 
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
     let only_someone_elses = Some(vec!["example.com/someone-else".to_owned()]);
     for name in ["kept", "deleted"] {
@@ -206,10 +234,7 @@ async fn the_finalizer_of_earlier_versions_is_removed_so_no_web_app_stays_stuck(
         .await;
     }
     // The WebApp in use is reconciled as usual; the deleted one gets no children.
-    eventually("Running", LIMIT, || async {
-        (phase(&api, "kept").await.as_deref() == Some("Running")).then_some(())
-    })
-    .await;
+    until_running(&api, "kept").await;
     assert!(deployments.get_opt("deleted").await.unwrap().is_none());
     running.stop().await;
 
@@ -230,17 +255,28 @@ async fn the_finalizer_of_earlier_versions_is_removed_so_no_web_app_stays_stuck(
 }
 
 async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let _kubelet = KubeletStandIn::start(&plane, &client);
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let scene = Scene::start(backend, "web-app-never-ready").await;
+    let _kubelet = KubeletStandIn::start(scene.plane(), &scene.client);
+    // What keeps the pods from being ready is the node's business, so the test arranges it for every
+    // tier's node: on the cluster tier's, a quota of no pods in the namespace, so that the ReplicaSet
+    // makes none (kube-apiserver refuses them); the embedded server's simulated node and the real
+    // tier's kubelet stand-in enforce no quota and honour the never-ready annotation instead, which
+    // must be on the Deployment, so the test puts it there once the controller has made it.
+    let quota: ResourceQuota =
+        serde_json::from_value(json!({"metadata": {"name": "no-pods"}, "spec": {"hard": {"pods": "0"}}}))
+            .unwrap();
+    scene
+        .api::<ResourceQuota>()
+        .create(&PostParams::default(), &quota)
+        .await
+        .unwrap();
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let mut body = web_app_body("stuck");
-    // The annotation keeps the Deployment unready (the embedded server's emulation and the kubelet
-    // stand-in both honour it); it must be on the Deployment, so the test puts it there.
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
-    body.metadata.annotations = None;
-    api.create(&PostParams::default(), &body).await.unwrap();
+    let api: Api<WebApp> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
+    api.create(&PostParams::default(), &web_app_body("stuck"))
+        .await
+        .unwrap();
     eventually("the Deployment", LIMIT, || async {
         deployments.get_opt("stuck").await.ok()?.map(|_| ())
     })
@@ -261,27 +297,26 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backe
 }
 
 async fn kubectl_scale_resizes_the_web_app_and_its_deployment(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let _kubelet = KubeletStandIn::start(&plane, &client);
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let scene = Scene::start(backend, "web-app-scale").await;
+    let _kubelet = KubeletStandIn::start(scene.plane(), &scene.client);
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let api: Api<WebApp> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
     api.create(&PostParams::default(), &web_app_body("shop"))
         .await
         .unwrap();
-    eventually("Running", LIMIT, || async {
-        (phase(&api, "shop").await.as_deref() == Some("Running")).then_some(())
-    })
-    .await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
+    until_running(&api, "shop").await;
+    let kubeconfig = scene.kubeconfig();
 
-    support::kubectl(&kubeconfig, &["scale", "webapp/shop", "--replicas=3"]);
+    let namespace = scene.namespace.as_str();
+    support::kubectl(
+        &kubeconfig,
+        &["scale", "webapp/shop", "-n", namespace, "--replicas=3"],
+    );
     eventually(
         "the Deployment scaled and the WebApp Running with 3",
-        LIMIT,
+        PODS_READY_WITHIN,
         || async {
             let replicas = deployments.get("shop").await.ok()?.spec?.replicas;
             let status = api.get("shop").await.ok()?.status?;
@@ -298,7 +333,7 @@ async fn kubectl_scale_resizes_the_web_app_and_its_deployment(backend: Backend) 
         &[
             "get",
             "--raw",
-            "/apis/example.com/v1/namespaces/default/webapps/shop/scale",
+            &format!("/apis/example.com/v1/namespaces/{namespace}/webapps/shop/scale"),
         ],
     ))
     .expect("a Scale");
@@ -315,18 +350,18 @@ enum Child {
 }
 
 /// Makes the user's `child` named `name`; returns its uid.
-async fn make_users(client: &kube::Client, child: Child, name: &str) -> Option<String> {
-    let meta = json!({"name": name, "namespace": "default", "labels": {"team": "users"}});
+async fn make_users(scene: &Scene, child: Child, name: &str) -> Option<String> {
+    let meta = json!({"name": name, "labels": {"team": "users"}});
     let created = match child {
         Child::Deployment => {
             let body: Deployment = serde_json::from_value(json!({
                 "metadata": meta,
                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "users-own"}},
                          "template": {"metadata": {"labels": {"app": "users-own"}},
-                                      "spec": {"containers": [{"name": "main", "image": "busybox:1.36"}]}}}
+                                      "spec": {"containers": [{"name": "main", "image": WEB_IMAGE}]}}}
             }))
             .unwrap();
-            let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+            let api: Api<Deployment> = scene.api();
             api.create(&PostParams::default(), &body).await.unwrap().metadata
         }
         Child::Service => {
@@ -335,7 +370,7 @@ async fn make_users(client: &kube::Client, child: Child, name: &str) -> Option<S
                 "spec": {"selector": {"app": "users-own"}, "ports": [{"name": "web", "port": 9000}]}
             }))
             .unwrap();
-            let api: Api<Service> = Api::namespaced(client.clone(), "default");
+            let api: Api<Service> = scene.api();
             api.create(&PostParams::default(), &body).await.unwrap().metadata
         }
     };
@@ -351,22 +386,10 @@ struct Touched {
     by_us: bool,
 }
 
-async fn users(client: &kube::Client, child: Child, name: &str) -> Option<Touched> {
+async fn users(scene: &Scene, child: Child, name: &str) -> Option<Touched> {
     let meta = match child {
-        Child::Deployment => {
-            Api::<Deployment>::namespaced(client.clone(), "default")
-                .get_opt(name)
-                .await
-                .unwrap()?
-                .metadata
-        }
-        Child::Service => {
-            Api::<Service>::namespaced(client.clone(), "default")
-                .get_opt(name)
-                .await
-                .unwrap()?
-                .metadata
-        }
+        Child::Deployment => scene.api::<Deployment>().get_opt(name).await.unwrap()?.metadata,
+        Child::Service => scene.api::<Service>().get_opt(name).await.unwrap()?.metadata,
     };
     Some(Touched {
         uid: meta.uid,
@@ -375,21 +398,28 @@ async fn users(client: &kube::Client, child: Child, name: &str) -> Option<Touche
             .managed_fields
             .unwrap_or_default()
             .iter()
-            .any(|m| m.manager.as_deref() == Some("web-app")),
+            .any(|m| m.manager.as_deref() == Some(web_app::NAME)),
     })
 }
 
 async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backend: Backend, child: Child) {
-    let (_plane, client) = support::cluster(backend).await;
-    let uid = make_users(&client, child, "shop").await;
+    let scene = Scene::start(
+        backend,
+        match child {
+            Child::Deployment => "web-app-users-deployment",
+            Child::Service => "web-app-users-service",
+        },
+    )
+    .await;
+    let uid = make_users(&scene, child, "shop").await;
     let untouched = Some(Touched {
         uid,
         owner_references: 0,
         by_us: false,
     });
-    let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
+    let (ctx, shutdown) = scene.context(Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, web_app::run);
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let api: Api<WebApp> = scene.api();
     let created = api
         .create(&PostParams::default(), &web_app_body("shop"))
         .await
@@ -411,7 +441,9 @@ async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backen
         ready.message
     );
     eventually("a Warning Event", LIMIT, || async {
-        let events = support::events(&client, "default", "shop", reason).await.ok()?;
+        let events = support::events(&scene.client, &scene.namespace, "shop", reason)
+            .await
+            .ok()?;
         events
             .iter()
             .any(|e| e.type_.as_deref() == Some("Warning"))
@@ -419,22 +451,14 @@ async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backen
     })
     .await;
     assert_eq!(
-        users(&client, child, "shop").await,
+        users(&scene, child, "shop").await,
         untouched,
         "the user's object is untouched"
     );
     // Neither child is applied while one is in the way.
     let other_exists = match other {
-        "services" => Api::<Service>::namespaced(client.clone(), "default")
-            .get_opt("shop")
-            .await
-            .unwrap()
-            .is_some(),
-        _ => Api::<Deployment>::namespaced(client.clone(), "default")
-            .get_opt("shop")
-            .await
-            .unwrap()
-            .is_some(),
+        "services" => scene.api::<Service>().get_opt("shop").await.unwrap().is_some(),
+        _ => scene.api::<Deployment>().get_opt("shop").await.unwrap().is_some(),
     };
     assert!(!other_exists, "no {other} made beside the user's object");
 
@@ -447,7 +471,7 @@ async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backen
         }]}
     }))
     .unwrap();
-    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(client.clone(), "default");
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = scene.api();
     config_maps.create(&PostParams::default(), &owned).await.unwrap();
     api.delete("shop", &DeleteParams::default()).await.unwrap();
     support::until_gone(
@@ -459,7 +483,7 @@ async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backen
     .await;
     support::until_gone(&api, "shop", "the WebApp to go", LIMIT).await;
     assert_eq!(
-        users(&client, child, "shop").await,
+        users(&scene, child, "shop").await,
         untouched,
         "the user's object outlives the WebApp, untouched"
     );
@@ -478,29 +502,32 @@ async fn a_service_someone_else_made_is_left_alone_and_outlives_the_web_app(back
 const RESYNC: Duration = Duration::from_secs(1);
 
 async fn what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_report(backend: Backend) {
-    let (plane, client) = support::cluster(backend).await;
-    let _kubelet = KubeletStandIn::start(&plane, &client);
-    let (ctx, shutdown) = support::context(&client, RESYNC);
+    let scene = Scene::start(backend, "web-app-others-add").await;
+    let (client, namespace) = (&scene.client, scene.namespace.as_str());
+    let _kubelet = KubeletStandIn::start(scene.plane(), client);
+    let (ctx, shutdown) = scene.context(RESYNC);
     let running = support::spawn(ctx, shutdown, web_app::run);
-    let api: Api<WebApp> = Api::namespaced(client.clone(), "default");
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
-    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let api: Api<WebApp> = scene.api();
+    let deployments: Api<Deployment> = scene.api();
+    let services: Api<Service> = scene.api();
     api.create(&PostParams::default(), &web_app_body("shop"))
         .await
         .unwrap();
     let applied = || async {
-        let deployment = support::times_reported(&client, "default", "shop", "DeploymentApplied").await;
-        let service = support::times_reported(&client, "default", "shop", "ServiceApplied").await;
+        let deployment = support::times_reported(client, namespace, "shop", "DeploymentApplied").await;
+        let service = support::times_reported(client, namespace, "shop", "ServiceApplied").await;
         Some((deployment.ok()?, service.ok()?))
     };
-    eventually("Running and both children's creation reported", LIMIT, || async {
-        let running = phase(&api, "shop").await.as_deref() == Some("Running");
-        (running && applied().await? == (1, 1)).then_some(())
-    })
+    eventually(
+        "Running and both children's creation reported",
+        PODS_READY_WITHIN,
+        || async {
+            let running = phase(&api, "shop").await.as_deref() == Some("Running");
+            (running && applied().await? == (1, 1)).then_some(())
+        },
+    )
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
+    let kubeconfig = scene.kubeconfig();
 
     // Someone adds a port to the Service and a label to the pods, under a field manager of their own.
     let before = running.reconciles();
@@ -510,6 +537,8 @@ async fn what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_rep
             "patch",
             "service",
             "shop",
+            "-n",
+            namespace,
             "--field-manager",
             "someone-else",
             "-p",
@@ -524,6 +553,8 @@ async fn what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_rep
             "patch",
             "deployment",
             "shop",
+            "-n",
+            namespace,
             "--field-manager",
             "someone-else",
             "-p",
@@ -562,6 +593,8 @@ async fn what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_rep
             "patch",
             "deployment",
             "shop",
+            "-n",
+            namespace,
             "--field-manager",
             "someone-else",
             "-p",
@@ -576,7 +609,7 @@ async fn what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_rep
     running.stop().await;
 }
 
-testenv::each_control_plane!(
+testenv::every_tier!(
     what_others_add_to_the_children_stays_and_resyncs_neither_write_nor_report,
     a_deployment_someone_else_made_is_left_alone_and_outlives_the_web_app,
     a_service_someone_else_made_is_left_alone_and_outlives_the_web_app,

@@ -9,7 +9,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
-    core::v1::{Namespace, Pod, Service},
+    core::v1::{Pod, Service},
 };
 use kube::{
     Api, ResourceExt,
@@ -17,46 +17,25 @@ use kube::{
 };
 use operator::{api::web_app::WebApp, controllers::web_app};
 use serde_json::json;
-use support::{Backend, COLLECTED_WITHIN, ControlPlane, eventually};
+use support::{Backend, COLLECTED_WITHIN, PODS_READY_WITHIN, Scene, WEB_IMAGE, eventually};
 
-/// The web server image the tier built and loaded into the node (testenv/cluster/env.sh): it answers
-/// every request with `hello from <pod name>` on port 8080.
-const WEB_IMAGE: &str = "localhost/operator-test/web:1";
-/// How long pods may take to be Ready on the node: scheduled, started from an image already there,
-/// on a 2-core machine running the rest of the tier beside them.
-const RUNNING_WITHIN: Duration = Duration::from_secs(120);
 /// How long a pull of an image no registry serves may take to fail: one attempt, refused at once.
 const FAILED_WITHIN: Duration = Duration::from_secs(90);
 
 /// A namespace of the test's own, and the WebApp controller watching only it.
-struct Scene {
-    client: kube::Client,
-    namespace: String,
+struct OnANode {
+    scene: Scene,
     _controller: support::Running,
-    _plane: ControlPlane,
 }
 
-impl Scene {
-    async fn start(backend: Backend, name: &str) -> Scene {
-        let plane = ControlPlane::start(backend).await.expect("the cluster runs");
-        let client = plane.client();
-        support::apply_crds(&client).await;
-        let namespaces: Api<Namespace> = Api::all(client.clone());
-        let namespace: Namespace =
-            serde_json::from_value(json!({"metadata": {"generateName": format!("{name}-")}})).unwrap();
-        let namespace = namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .unwrap()
-            .name_any();
-        let (mut ctx, shutdown) = support::context(&client, Duration::from_secs(300));
-        ctx.watch_namespace = Some(namespace.clone());
+impl OnANode {
+    async fn start(backend: Backend, name: &str) -> OnANode {
+        let scene = Scene::start(backend, name).await;
+        let (ctx, shutdown) = scene.context(Duration::from_secs(300));
         let controller = support::spawn(ctx, shutdown, web_app::run);
-        Scene {
-            client,
-            namespace,
+        OnANode {
+            scene,
             _controller: controller,
-            _plane: plane,
         }
     }
 
@@ -64,7 +43,7 @@ impl Scene {
     where
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
     {
-        Api::namespaced(self.client.clone(), &self.namespace)
+        self.scene.api()
     }
 
     async fn create_web_app(&self, name: &str, image: &str, replicas: i32) {
@@ -109,15 +88,10 @@ impl Scene {
             .map(|p| p.name_any())
             .collect()
     }
-
-    async fn delete_namespace(self) {
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let _ = namespaces.delete(&self.namespace, &DeleteParams::default()).await;
-    }
 }
 
 /// Where the Service of `name` answers: its cluster IP, through kube-proxy's rules on this host.
-async fn service_address(scene: &Scene, name: &str) -> SocketAddr {
+async fn service_address(scene: &OnANode, name: &str) -> SocketAddr {
     let service = scene.api::<Service>().get(name).await.unwrap();
     let spec = service.spec.unwrap();
     SocketAddr::new(
@@ -127,15 +101,15 @@ async fn service_address(scene: &Scene, name: &str) -> SocketAddr {
 }
 
 async fn a_web_app_runs_answers_through_its_service_and_scales(backend: Backend) {
-    let scene = Scene::start(backend, "web-app-runs").await;
+    let scene = OnANode::start(backend, "web-app-runs").await;
     scene.create_web_app("shop", WEB_IMAGE, 2).await;
-    scene.phase("shop", "Running", 2, RUNNING_WITHIN).await;
+    scene.phase("shop", "Running", 2, PODS_READY_WITHIN).await;
     let pods = scene.pods("shop").await;
     assert_eq!(pods.len(), 2, "{pods:?}");
 
     // Through the Service: one of the WebApp's pods answers.
     let address = service_address(&scene, "shop").await;
-    let answer = eventually("the Service to answer", RUNNING_WITHIN, || async {
+    let answer = eventually("the Service to answer", PODS_READY_WITHIN, || async {
         support::http_get(address, "/").await.ok()
     })
     .await;
@@ -155,22 +129,21 @@ async fn a_web_app_runs_answers_through_its_service_and_scales(backend: Backend)
         .patch("shop", &PatchParams::default(), &Patch::Merge(scale(3)))
         .await
         .unwrap();
-    scene.phase("shop", "Running", 3, RUNNING_WITHIN).await;
+    scene.phase("shop", "Running", 3, PODS_READY_WITHIN).await;
     assert_eq!(scene.pods("shop").await.len(), 3);
     web_apps
         .patch("shop", &PatchParams::default(), &Patch::Merge(scale(1)))
         .await
         .unwrap();
-    scene.phase("shop", "Running", 1, RUNNING_WITHIN).await;
-    eventually("the pods to shrink to one", RUNNING_WITHIN, || async {
+    scene.phase("shop", "Running", 1, PODS_READY_WITHIN).await;
+    eventually("the pods to shrink to one", PODS_READY_WITHIN, || async {
         (scene.pods("shop").await.len() == 1).then_some(())
     })
     .await;
-    scene.delete_namespace().await;
 }
 
 async fn an_image_that_cannot_be_pulled_fails_the_web_app_with_the_kubelets_reason(backend: Backend) {
-    let scene = Scene::start(backend, "web-app-fails").await;
+    let scene = OnANode::start(backend, "web-app-fails").await;
     scene
         .create_web_app("broken", "localhost/operator-test/missing:1", 1)
         .await;
@@ -192,9 +165,14 @@ async fn an_image_that_cannot_be_pulled_fails_the_web_app_with_the_kubelets_reas
         "the message names the image: {}",
         ready.message
     );
-    let warned = support::events(&scene.client, &scene.namespace, "broken", &ready.reason)
-        .await
-        .unwrap();
+    let warned = support::events(
+        &scene.scene.client,
+        &scene.scene.namespace,
+        "broken",
+        &ready.reason,
+    )
+    .await
+    .unwrap();
     assert!(!warned.is_empty(), "a Warning Event says so");
     assert_eq!(warned[0].type_.as_deref(), Some("Warning"));
 
@@ -208,14 +186,13 @@ async fn an_image_that_cannot_be_pulled_fails_the_web_app_with_the_kubelets_reas
         )
         .await
         .unwrap();
-    scene.phase("broken", "Running", 1, RUNNING_WITHIN).await;
-    scene.delete_namespace().await;
+    scene.phase("broken", "Running", 1, PODS_READY_WITHIN).await;
 }
 
 async fn a_deleted_web_app_takes_its_deployment_replica_sets_pods_and_service(backend: Backend) {
-    let scene = Scene::start(backend, "web-app-goes").await;
+    let scene = OnANode::start(backend, "web-app-goes").await;
     scene.create_web_app("gone", WEB_IMAGE, 2).await;
-    scene.phase("gone", "Running", 2, RUNNING_WITHIN).await;
+    scene.phase("gone", "Running", 2, PODS_READY_WITHIN).await;
     let replica_sets = scene
         .api::<ReplicaSet>()
         .list(&ListParams::default())
@@ -256,7 +233,6 @@ async fn a_deleted_web_app_takes_its_deployment_replica_sets_pods_and_service(ba
         scene.pods("gone").await.is_empty().then_some(())
     })
     .await;
-    scene.delete_namespace().await;
 }
 
 testenv::cluster_tier!(

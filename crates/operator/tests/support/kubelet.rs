@@ -4,7 +4,9 @@
 //! Deployment's status stays empty. Where readiness matters, a test starts this stand-in: it writes
 //! each Deployment's status as a healthy rollout would end, all replicas updated, ready and available,
 //! except for Deployments annotated never-ready, which report none ready. The embedded server does the
-//! same by itself, with the same annotation, so there the stand-in does nothing.
+//! same by itself, with the same annotation, so there the stand-in does nothing; nor on the cluster
+//! tier, where the real kubelet and Deployment controller write the status (and would overwrite one
+//! written by hand).
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -25,7 +27,7 @@ pub struct KubeletStandIn(Option<JoinHandle<()>>);
 
 impl KubeletStandIn {
     pub fn start(plane: &ControlPlane, client: &kube::Client) -> KubeletStandIn {
-        if plane.backend() == Backend::Embedded {
+        if plane.backend() != Backend::Real {
             return KubeletStandIn(None);
         }
         let deployments: Api<Deployment> = Api::all(client.clone());

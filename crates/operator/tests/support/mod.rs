@@ -1,12 +1,14 @@
-//! What the operator's integration tests share: a control plane (embedded or real, see the `testenv`
-//! crate) with our CRDs installed, a throwaway PostgreSQL, a controller started in-process, and polling
-//! with a deadline.
+//! What the operator's integration tests share: a control plane (embedded, real, or the cluster tier's
+//! shared cluster, see the `testenv` crate) with our CRDs installed and a namespace of the test's own
+//! ([`Scene`]), a throwaway PostgreSQL, a controller started in-process or as `operator run`, and
+//! polling with a deadline.
 
 #![allow(dead_code)]
 
 pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;
+pub mod scene;
 pub mod webhooks;
 
 use std::{future::Future, sync::Arc, time::Duration};
@@ -16,6 +18,9 @@ use kube::{Api, api::PostParams};
 use operator::runtime::{ControllerContext, events::EventRecorder, metrics::Metrics, readiness::Readiness};
 use tokio::{sync::watch, task::JoinHandle};
 
+// Not every test binary plays in a scene.
+#[allow(unused_imports)]
+pub use scene::Scene;
 pub use testenv::{Backend, ControlPlane};
 
 /// How long a test waits for the garbage collector to remove the children of a deleted owner. On the
@@ -23,6 +28,16 @@ pub use testenv::{Backend, ControlPlane};
 /// at its next discovery sync, every 30 s: an owner of a new kind deleted before then is noticed at
 /// that sync. Twice that leaves room for a loaded machine.
 pub const COLLECTED_WITHIN: Duration = Duration::from_secs(60);
+
+/// The web server image the cluster tier builds and loads into its node (testenv/cluster/env.sh): it
+/// answers every request with `hello from <pod name>` on port 8080. The WebApps of every tier name it,
+/// so that their pods run on the cluster tier's node; elsewhere an image is only a name.
+pub const WEB_IMAGE: &str = "localhost/operator-test/web:1";
+
+/// How long a WebApp's pods may take to be ready. On the cluster tier's node: scheduled and started
+/// from an image already there, on a 2-core machine running the rest of the tier beside them. The
+/// embedded server's simulated node and the real tier's kubelet stand-in report them ready at once.
+pub const PODS_READY_WITHIN: Duration = Duration::from_secs(120);
 
 /// How long a signalled `operator` may take to exit: the graceful-shutdown bound it promises (past
 /// it, the process exits anyway, with status 1) and time for the process to end. Exit status 0 tells a

@@ -16,10 +16,11 @@ pub async fn connect(pg: &ThrowawayPostgres) -> tokio_postgres::Client {
     client
 }
 
+/// A PostgresWriter with no namespace: the `Api` it is created through gives it one.
 pub fn writer(name: &str, table: &str, student: &str, age: i64, country: &str) -> PostgresWriter {
     serde_json::from_value(json!({
         "apiVersion": "demo.yash.com/v1", "kind": "PostgresWriter",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {"name": name},
         "spec": {"table": table, "name": student, "age": age, "country": country}
     }))
     .expect("valid PostgresWriter")

@@ -1,9 +1,12 @@
 //! config/rbac is least privilege, and this proves it. The three controllers go through their whole
-//! lifecycle (create, update, status, finalizers, drift repair, deletion, Events), and two
-//! `operator run --leader-elect` replicas take turns on the Lease, against the embedded API server with
-//! its request audit on. Then:
-//! 1. every request the operator made is allowed by role.yaml (a ClusterRole: anywhere) or
-//!    leader_election_role.yaml (a Role: in its own namespace only), with RBAC's matching rules;
+//! lifecycle (create, update, status, finalizers, drift repair, deletion, Events), two
+//! `operator run --leader-elect` replicas take turns on the Lease, and `operator run` issues its
+//! webhook certificate into the Secret config/webhook declares and puts its CA into the admission
+//! configurations and the CRD that call the webhook Service, against the embedded API server with its
+//! request audit on. Then:
+//! 1. every request the operator made is allowed by role.yaml, leader_election_role.yaml or
+//!    webhook_certificate_role.yaml (a ClusterRole anywhere, a Role in its own namespace only), with
+//!    RBAC's matching rules, resource names included;
 //! 2. every verb those roles grant was needed by some request: nothing is granted "just in case".
 //!
 //! The operator is everything but this test's own client, which says who it is in its user agent.
@@ -17,13 +20,17 @@ use std::{collections::BTreeSet, fmt, path::Path, time::Duration};
 use apiserver::{ApiServer, Audit, AuditRecord, Config, http::audit::Attributes};
 use k8s_openapi::{
     api::{
-        core::v1::Namespace,
+        admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
+        core::v1::{Namespace, Secret, Service},
         rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding},
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
-use kube::{Api, api::PostParams};
+use kube::{
+    Api, ResourceExt,
+    api::{Patch, PatchParams, PostParams},
+};
 use operator::{
     controllers::{
         postgres_writer::{self, Settings},
@@ -32,8 +39,11 @@ use operator::{
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
 use serde_json::json;
-use support::lifecycles::{
-    leader_election, object, postgres_writer_lifecycle, vote_config_lifecycle, web_app_lifecycle,
+use support::{
+    OperatorProcess, eventually,
+    lifecycles::{
+        LIMIT, leader_election, object, postgres_writer_lifecycle, vote_config_lifecycle, web_app_lifecycle,
+    },
 };
 
 /// The user agent of this test's own client; every other request is the operator's.
@@ -51,8 +61,14 @@ struct Grant {
 }
 
 fn rbac_documents(file: &str) -> Vec<serde_yaml::Value> {
+    config_documents("rbac", file)
+}
+
+/// The YAML documents of `config/<dir>/<file>`.
+fn config_documents(dir: &str, file: &str) -> Vec<serde_yaml::Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../config/rbac")
+        .join("../../config")
+        .join(dir)
         .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_yaml::Deserializer::from_str(&text)
@@ -68,11 +84,15 @@ fn typed<T: serde::de::DeserializeOwned>(document: &serde_yaml::Value) -> T {
 fn grants() -> Vec<Grant> {
     let account =
         typed::<k8s_openapi::api::core::v1::ServiceAccount>(&rbac_documents("service_account.yaml")[0]);
-    let documents: Vec<(&str, serde_yaml::Value)> =
-        ["role.yaml", "leader_election_role.yaml", "role_binding.yaml"]
-            .into_iter()
-            .flat_map(|file| rbac_documents(file).into_iter().map(move |d| (file, d)))
-            .collect();
+    let documents: Vec<(&str, serde_yaml::Value)> = [
+        "role.yaml",
+        "leader_election_role.yaml",
+        "webhook_certificate_role.yaml",
+        "role_binding.yaml",
+    ]
+    .into_iter()
+    .flat_map(|file| rbac_documents(file).into_iter().map(move |d| (file, d)))
+    .collect();
     let kind = |d: &serde_yaml::Value| d["kind"].as_str().unwrap_or_default().to_owned();
     let bound = |role_kind: &str, role: &str| {
         documents.iter().any(|(_, d)| {
@@ -278,6 +298,105 @@ async fn audited_cluster() -> (ApiServer, kube::Client) {
     (server, client)
 }
 
+/// `operator run --webhook-cert-secret` in `namespace` as config/default runs it, until it has issued
+/// the certificate into the Secret config/webhook declares and put its CA into every place that calls
+/// the webhook Service: the admission configurations of config/webhook and VoteConfig's CRD, as
+/// config/crd has it, converting through the Service.
+async fn webhook_certificate(kubeconfig: &Path, namespace: &str, client: &kube::Client) {
+    let secret: Secret = typed(&config_documents("webhook", "certificate_secret.yaml")[0]);
+    let service: Service = typed(&config_documents("webhook", "service.yaml")[0]);
+    assert_eq!(
+        (
+            secret.metadata.namespace.as_deref(),
+            service.metadata.namespace.as_deref()
+        ),
+        (Some(namespace), Some(namespace)),
+        "the Secret and the Service are in the manager's namespace"
+    );
+    let (secret_name, service_name) = (secret.name_any(), service.name_any());
+    Api::<Secret>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let mutating = Api::<MutatingWebhookConfiguration>::all(client.clone());
+    let validating = Api::<ValidatingWebhookConfiguration>::all(client.clone());
+    for document in config_documents("webhook", "manifests.yaml") {
+        match document["kind"].as_str() {
+            Some("MutatingWebhookConfiguration") => {
+                mutating
+                    .create(&PostParams::default(), &typed(&document))
+                    .await
+                    .unwrap();
+            }
+            Some("ValidatingWebhookConfiguration") => {
+                validating
+                    .create(&PostParams::default(), &typed(&document))
+                    .await
+                    .unwrap();
+            }
+            other => panic!("config/webhook/manifests.yaml: an unexpected {other:?}"),
+        }
+    }
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let converting: CustomResourceDefinition =
+        typed(&config_documents("crd", "voteconfigs.voting.schoolofdevops.com.yaml")[0]);
+    crds.patch(
+        &converting.name_any(),
+        &PatchParams::apply(TEST_AGENT).force(),
+        &Patch::Apply(&converting),
+    )
+    .await
+    .unwrap();
+
+    let mut operator = OperatorProcess::spawn(
+        kubeconfig,
+        &[
+            "run",
+            "--controllers=vote-config",
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=0",
+            "--webhook-bind-address=127.0.0.1:0",
+            "--webhook-cert-secret",
+            &secret_name,
+            "--webhook-service",
+            &service_name,
+        ],
+        &[("POD_NAMESPACE", namespace)],
+    );
+    let has_ca = |value: serde_json::Value, at: &str| value.pointer(at).is_some_and(|b| b.is_string());
+    eventually(
+        "the CA in every place that calls the webhook Service",
+        LIMIT,
+        || async {
+            let mutating = mutating.list(&Default::default()).await.ok()?.items;
+            let validating = validating.list(&Default::default()).await.ok()?.items;
+            let converting = crds.get(&converting.name_any()).await.ok()?;
+            let injected = mutating
+                .into_iter()
+                .map(|c| serde_json::to_value(c).unwrap_or_default())
+                .chain(
+                    validating
+                        .into_iter()
+                        .map(|c| serde_json::to_value(c).unwrap_or_default()),
+                )
+                .all(|c| has_ca(c, "/webhooks/0/clientConfig/caBundle"))
+                && has_ca(
+                    serde_json::to_value(converting).unwrap_or_default(),
+                    "/spec/conversion/webhook/clientConfig/caBundle",
+                );
+            injected.then_some(())
+        },
+    )
+    .await;
+    operator.signal("TERM");
+    let status = operator.exit_within(support::EXIT_AFTER_SIGNAL).await;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}\n{}",
+        operator.log_so_far()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unused() {
     let grants = grants();
@@ -329,6 +448,10 @@ async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unu
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     leader_election(&kubeconfig, &lease_namespace, &client).await;
+
+    // The webhook certificate, by the binary, last: the admission configurations it needs call a
+    // Service no pod backs here, so no lifecycle could run beside them.
+    webhook_certificate(&kubeconfig, &lease_namespace, &client).await;
 
     let records: Vec<AuditRecord> = server
         .audit()

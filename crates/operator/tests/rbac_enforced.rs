@@ -1,10 +1,12 @@
 //! config/rbac enforced by the real kube-apiserver (`--authorization-mode=RBAC`, with the
 //! OwnerReferencesPermissionEnforcement admission plugin hardened clusters run). `config/default` is
-//! rendered and applied as `make deploy` applies it (its admission webhooks then removed: no pod serves
-//! them here), and `operator run --leader-elect` runs as the
-//! manager's ServiceAccount, with a token the API server issued for it. Then:
-//! 1. with the roles as written, leader election and every controller work: each kind is reconciled to
-//!    Ready and deleted cleanly;
+//! rendered and applied as `make deploy` applies it (its admission webhooks then narrowed to objects
+//! that never exist: no pod serves them here), and `operator run --leader-elect` runs as the manager's
+//! ServiceAccount, with a token the API server issued for it, issuing its webhook certificate as
+//! config/default runs it. Then:
+//! 1. with the roles as written, leader election, the webhook certificate (issued into its Secret, its
+//!    CA put into the configurations and the CRD that call the webhook Service) and every controller
+//!    work: each kind is reconciled to Ready and deleted cleanly;
 //! 2. with any single rule taken away, the operator fails visibly: it exits, its `/readyz` never turns
 //!    ready, it counts reconcile errors, or it logs a warning that the API server refused a request.
 //!
@@ -18,10 +20,15 @@ use std::{
     time::{Duration, Instant},
 };
 
-use k8s_openapi::api::{
-    authentication::v1::TokenRequest,
-    core::v1::ServiceAccount,
-    rbac::v1::{ClusterRole, PolicyRule, Role},
+use k8s_openapi::{
+    api::{
+        admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
+        apps::v1::Deployment,
+        authentication::v1::TokenRequest,
+        core::v1::ServiceAccount,
+        rbac::v1::{ClusterRole, PolicyRule, Role},
+    },
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{
     Api,
@@ -37,8 +44,21 @@ use support::{Backend, ControlPlane, OperatorProcess, eventually, http_get, kube
 /// Where `config/default` puts the manager.
 const NAMESPACE: &str = "operator-system";
 const SERVICE_ACCOUNT: &str = "operator-controller-manager";
-const MANAGER_ROLE: &str = "operator-manager-role";
-const LEADER_ELECTION_ROLE: &str = "operator-leader-election-role";
+/// The manager's roles, as config/default names them: a ClusterRole, or a Role in [`NAMESPACE`].
+const ROLES: [(RoleKind, &str); 4] = [
+    (RoleKind::Cluster, "operator-manager-role"),
+    (RoleKind::Namespaced, "operator-leader-election-role"),
+    (RoleKind::Namespaced, "operator-webhook-certificate-role"),
+    (RoleKind::Cluster, "operator-webhook-ca-injection-role"),
+];
+/// The manager's Deployment in config/default: the flags it runs with.
+const DEPLOYMENT: &str = "operator-controller-manager";
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum RoleKind {
+    Cluster,
+    Namespaced,
+}
 
 /// A healthy operator reconciles a new object in well under a second; a broken one shows it as soon
 /// as its first request is refused. The margin covers a loaded 2-core machine.
@@ -62,19 +82,113 @@ async fn service_account_kubeconfig(plane: &ControlPlane, client: &kube::Client,
         .expect("kubeconfig");
 }
 
-fn manager(kubeconfig: &Path, database_url: &str) -> OperatorProcess {
+/// The webhook flags config/default runs the manager with (the certificate it issues itself, for the
+/// webhook Service), from the Deployment it applied.
+async fn webhook_flags(client: &kube::Client) -> Vec<String> {
+    let deployment = Api::<Deployment>::namespaced(client.clone(), NAMESPACE)
+        .get(DEPLOYMENT)
+        .await
+        .unwrap();
+    let containers = deployment.spec.unwrap().template.spec.unwrap().containers;
+    let manager = containers.iter().find(|c| c.name == "manager").unwrap();
+    let flags: Vec<String> = manager
+        .args
+        .iter()
+        .flatten()
+        .filter(|a| a.starts_with("--webhook-"))
+        .cloned()
+        .collect();
+    assert!(
+        flags.iter().any(|f| f.starts_with("--webhook-cert-secret=")),
+        "config/default's manager issues its webhook certificate: {flags:?}"
+    );
+    flags
+}
+
+fn manager(kubeconfig: &Path, database_url: &str, webhook_flags: &[String]) -> OperatorProcess {
+    let mut args = vec![
+        "run",
+        "--leader-elect",
+        "--metrics-bind-address",
+        "127.0.0.1:0",
+        "--health-probe-bind-address",
+        "127.0.0.1:0",
+        // The webhook port on loopback: the manager runs beside the control plane, not in a pod.
+        "--webhook-bind-address",
+        "127.0.0.1:0",
+    ];
+    args.extend(webhook_flags.iter().map(String::as_str));
     OperatorProcess::spawn(
         kubeconfig,
-        &[
-            "run",
-            "--leader-elect",
-            "--metrics-bind-address",
-            "127.0.0.1:0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-        ],
+        &args,
         &[("POD_NAMESPACE", NAMESPACE), ("DATABASE_URL", database_url)],
     )
+}
+
+/// Every place that calls the webhook Service and so gets the manager's CA: the admission
+/// configurations and VoteConfig's CRD, as (kind, name, JSON pointer to the CA bundle).
+const CA_PLACES: [(&str, &str, &str); 3] = [
+    (
+        "mutatingwebhookconfigurations",
+        "operator-mutating-webhook-configuration",
+        "/webhooks/0/clientConfig/caBundle",
+    ),
+    (
+        "validatingwebhookconfigurations",
+        "operator-validating-webhook-configuration",
+        "/webhooks/0/clientConfig/caBundle",
+    ),
+    (
+        "customresourcedefinitions",
+        "voteconfigs.voting.schoolofdevops.com",
+        "/spec/conversion/webhook/clientConfig/caBundle",
+    ),
+];
+
+/// The object of CA_PLACES' `kind` named `name`, as JSON.
+async fn ca_place(client: &kube::Client, kind: &str, name: &str) -> Option<serde_json::Value> {
+    let object = match kind {
+        "mutatingwebhookconfigurations" => serde_json::to_value(
+            Api::<MutatingWebhookConfiguration>::all(client.clone())
+                .get(name)
+                .await
+                .ok()?,
+        ),
+        "validatingwebhookconfigurations" => serde_json::to_value(
+            Api::<ValidatingWebhookConfiguration>::all(client.clone())
+                .get(name)
+                .await
+                .ok()?,
+        ),
+        _ => serde_json::to_value(
+            Api::<CustomResourceDefinition>::all(client.clone())
+                .get(name)
+                .await
+                .ok()?,
+        ),
+    };
+    object.ok()
+}
+
+/// Whether every place in [`CA_PLACES`] has a CA bundle.
+async fn ca_everywhere(client: &kube::Client) -> Option<()> {
+    for (kind, name, pointer) in CA_PLACES {
+        let object = ca_place(client, kind, name).await?;
+        object.pointer(pointer)?.as_str().filter(|b| !b.is_empty())?;
+    }
+    Some(())
+}
+
+/// Takes the CA bundles away, as on a fresh install, so that the manager puts them back.
+fn remove_ca_bundles(admin: &Path) {
+    for (kind, name, pointer) in CA_PLACES {
+        let object: serde_json::Value =
+            serde_json::from_str(&support::kubectl(admin, &["get", kind, name, "-o", "json"])).unwrap();
+        if object.pointer(pointer).is_some() {
+            let patch = json!([{"op": "remove", "path": pointer}]).to_string();
+            support::kubectl(admin, &["patch", kind, name, "--type=json", "-p", &patch]);
+        }
+    }
 }
 
 /// One object of each kind, named `name`.
@@ -198,36 +312,48 @@ async fn visible_failure(
     None
 }
 
-/// Every rule of the two roles, with the role it belongs to.
+/// Every rule of the manager's roles, with the role it belongs to.
 async fn every_rule(client: &kube::Client) -> Vec<(&'static str, usize, PolicyRule)> {
-    let cluster_role = Api::<ClusterRole>::all(client.clone())
-        .get(MANAGER_ROLE)
-        .await
-        .unwrap();
-    let role = Api::<Role>::namespaced(client.clone(), NAMESPACE)
-        .get(LEADER_ELECTION_ROLE)
-        .await
-        .unwrap();
     let mut rules = Vec::new();
-    for (i, rule) in cluster_role.rules.unwrap_or_default().into_iter().enumerate() {
-        rules.push((MANAGER_ROLE, i, rule));
-    }
-    for (i, rule) in role.rules.unwrap_or_default().into_iter().enumerate() {
-        rules.push((LEADER_ELECTION_ROLE, i, rule));
+    for (kind, role) in ROLES {
+        let of_role = match kind {
+            RoleKind::Cluster => {
+                Api::<ClusterRole>::all(client.clone())
+                    .get(role)
+                    .await
+                    .unwrap()
+                    .rules
+            }
+            RoleKind::Namespaced => {
+                Api::<Role>::namespaced(client.clone(), NAMESPACE)
+                    .get(role)
+                    .await
+                    .unwrap()
+                    .rules
+            }
+        };
+        for (i, rule) in of_role.unwrap_or_default().into_iter().enumerate() {
+            rules.push((role, i, rule));
+        }
     }
     rules
 }
 
-/// Replaces the rules of `role` (one of the two above) with `rules`.
+/// Replaces the rules of `role` (one of [`ROLES`]) with `rules`.
 async fn set_rules(client: &kube::Client, role: &str, rules: Vec<PolicyRule>) {
-    if role == MANAGER_ROLE {
-        replace_rules(Api::<ClusterRole>::all(client.clone()), role, rules, |r| {
-            &mut r.rules
-        })
-        .await
-    } else {
-        let roles = Api::<Role>::namespaced(client.clone(), NAMESPACE);
-        replace_rules(roles, role, rules, |r| &mut r.rules).await
+    let kind = ROLES.iter().find(|(_, r)| *r == role).map(|(k, _)| *k);
+    match kind {
+        Some(RoleKind::Cluster) => {
+            replace_rules(Api::<ClusterRole>::all(client.clone()), role, rules, |r| {
+                &mut r.rules
+            })
+            .await
+        }
+        Some(RoleKind::Namespaced) => {
+            let roles = Api::<Role>::namespaced(client.clone(), NAMESPACE);
+            replace_rules(roles, role, rules, |r| &mut r.rules).await
+        }
+        None => panic!("{role} is none of the manager's roles"),
     }
 }
 
@@ -246,7 +372,7 @@ async fn replace_rules<K>(
 
 /// The objects created while rule `index` of `role` is taken away.
 fn case_name(role: &str, index: usize) -> String {
-    let short = if role == MANAGER_ROLE { "manager" } else { "leader" };
+    let short = role.trim_start_matches("operator-").trim_end_matches("-role");
     format!("without-{short}-{index}")
 }
 
@@ -273,20 +399,34 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
     support::wait_established(&client).await;
     // No pod serves the webhook Service here (the manager runs as a process beside the control plane,
     // outside any cluster network), so the admission configurations config/default registers would
-    // refuse every VoteConfig (failurePolicy Fail). RBAC is this test's subject; tests/webhooks.rs
-    // covers admission on this control plane.
+    // refuse every VoteConfig (failurePolicy Fail). They stay, for the manager puts its CA into them,
+    // but call for objects that never exist. RBAC is this test's subject; tests/webhooks.rs covers
+    // admission on this control plane.
+    let never = json!([{"op": "add", "path": "/webhooks/0/objectSelector",
+                        "value": {"matchLabels": {"operator-tests/admission": "never"}}}])
+    .to_string();
     for kind in ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"] {
-        support::kubectl(&admin, &["delete", kind, "--all"]);
+        let names = support::kubectl(&admin, &["get", kind, "-o", "name"]);
+        for name in names.lines() {
+            support::kubectl(&admin, &["patch", name, "--type=json", "-p", &never]);
+        }
     }
+    let webhook_flags = webhook_flags(&client).await;
     let kubeconfig = dir.path().join("manager.kubeconfig");
     service_account_kubeconfig(&plane, &client, &kubeconfig).await;
     let pg = ThrowawayPostgres::start()
         .await
         .expect("throwaway PostgreSQL starts");
 
-    // 1. The roles as written: leader election and every controller work.
-    let mut operator = manager(&kubeconfig, &pg.url());
+    // 1. The roles as written: leader election, the webhook certificate and every controller work.
+    let mut operator = manager(&kubeconfig, &pg.url(), &webhook_flags);
     operator.wait_for_log("became the leader", WITHIN).await;
+    eventually(
+        "the manager's CA where the webhook Service is called",
+        WITHIN,
+        || ca_everywhere(&client),
+    )
+    .await;
     create_one_of_each(&client, "granted").await;
     eventually("every kind Ready under config/rbac", WITHIN, || {
         all_ready(&client, "granted")
@@ -313,7 +453,9 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
             .map(|(_, r)| r.clone())
             .collect();
         set_rules(&client, role, without).await;
-        let mut operator = manager(&kubeconfig, &pg.url());
+        // As on a fresh install, so that the manager must put its CA in again.
+        remove_ca_bundles(&admin);
+        let mut operator = manager(&kubeconfig, &pg.url(), &webhook_flags);
         // In the order the manager logs them.
         let metrics = operator.bound_address("serving /metrics").await;
         let probes = operator.bound_address("serving /healthz and /readyz").await;
@@ -331,11 +473,14 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
                 operator.log_so_far()
             ),
         }
-        operator.signal("KILL");
+        // One that exited (refused its webhook certificate's Secret, say) is gone already.
+        if operator.exit_within(Duration::ZERO).await.is_none() {
+            operator.signal("KILL");
+        }
         set_rules(&client, role, all).await;
     }
     // Whatever the broken runs left is finished by an operator with every rule back.
-    let operator = manager(&kubeconfig, &pg.url());
+    let operator = manager(&kubeconfig, &pg.url(), &webhook_flags);
     for (role, index, _) in &rules {
         let name = case_name(role, *index);
         eventually("a leftover object Ready once the rules are back", WITHIN, || {

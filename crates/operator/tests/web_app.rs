@@ -282,10 +282,42 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backe
     })
     .await;
     deployments
-        .patch("stuck", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"annotations": {(apiserver::emulated::NEVER_READY_ANNOTATION): "true"}}, "spec": {"paused": true}})))
+        .patch(
+            "stuck",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {(apiserver::emulated::NEVER_READY_ANNOTATION): "true"}}}),
+            ),
+        )
         .await
         .unwrap();
-    // The Deployment passes through "spec changed, status not yet observed" first: wait for the settled state.
+    // The Deployment passes through "spec changed, status not yet observed" first: wait for the settled
+    // state, its spec taken in and no pod ready (the node's verdict), before the WebApp's.
+    eventually(
+        "the Deployment observed with no pod ready",
+        PODS_READY_WITHIN,
+        || async {
+            let deployment = deployments.get("stuck").await.ok()?;
+            let status = deployment.status?;
+            (status.observed_generation == deployment.metadata.generation
+                && status.ready_replicas.unwrap_or(0) == 0)
+                .then_some(())
+        },
+    )
+    .await;
+    // The embedded server's node and the stand-in give their word at once, so "none ready" is final
+    // there; on the cluster tier's node pods take a moment to start, and "none ready" could be "not
+    // yet" but for the Deployment saying that the quota refused its pods.
+    if scene.backend() == Backend::Cluster {
+        eventually("the Deployment to report its pods refused", LIMIT, || async {
+            let conditions = deployments.get("stuck").await.ok()?.status?.conditions?;
+            conditions
+                .iter()
+                .any(|c| c.type_ == "ReplicaFailure" && c.status == "True")
+                .then_some(())
+        })
+        .await;
+    }
     let status = eventually("Deploying with no ready replicas", LIMIT, || async {
         let status = api.get("stuck").await.ok()?.status?;
         (status.phase.as_deref() == Some("Deploying") && status.ready_replicas == Some(0)).then_some(status)

@@ -23,12 +23,12 @@
 //! snapshot drifts from them; without it this script reads the snapshot, and runs no `go` and touches
 //! no network, for projects that use the embedded server as a test library.
 
+#[cfg(feature = "go-modules")]
+use std::{collections::BTreeMap, process::Command};
 use std::{
     env, fs,
     path::{Path, PathBuf},
 };
-#[cfg(feature = "go-modules")]
-use std::{collections::BTreeMap, process::Command};
 
 #[cfg(feature = "go-modules")]
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
@@ -71,8 +71,11 @@ fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
         fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
     };
     let descriptors = descriptor_text::from_text(&read("descriptors.txt")?)?;
-    fs::write(out.join("kubernetes.fds"), prost::Message::encode_to_vec(&descriptors))
-        .map_err(|e| e.to_string())?;
+    fs::write(
+        out.join("kubernetes.fds"),
+        prost::Message::encode_to_vec(&descriptors),
+    )
+    .map_err(|e| e.to_string())?;
     fs::write(out.join("go_fields.tsv"), read("go_fields.tsv")?).map_err(|e| e.to_string())
 }
 
@@ -119,13 +122,19 @@ fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
     let text = descriptor_text::to_text(&descriptors, &snapshot_header("descriptors", &versions));
     let read_back = descriptor_text::from_text(&text)?;
     if let Some((file, _)) = descriptors.file.iter().zip(&read_back.file).find(|(a, b)| a != b) {
-        return Err(format!("the text form of {} does not read back as it was", file.name()));
+        return Err(format!(
+            "the text form of {} does not read back as it was",
+            file.name()
+        ));
     }
     if read_back.file.len() != descriptors.file.len() {
         return Err("the descriptors' text form does not read back as as many files".into());
     }
-    fs::write(out.join("kubernetes.fds"), prost::Message::encode_to_vec(&descriptors))
-        .map_err(|e| e.to_string())?;
+    fs::write(
+        out.join("kubernetes.fds"),
+        prost::Message::encode_to_vec(&descriptors),
+    )
+    .map_err(|e| e.to_string())?;
     fs::write(out.join("descriptors.txt"), text).map_err(|e| e.to_string())?;
 
     let mut facts = snapshot_header("Go facts", &versions);

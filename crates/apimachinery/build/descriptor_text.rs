@@ -11,8 +11,8 @@
 //! future `.proto` that uses it fails the build instead of being snapshotted wrong.
 
 use prost_types::{
-    DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldDescriptorProto, FileDescriptorProto,
-    FileDescriptorSet, MessageOptions,
+    DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldDescriptorProto,
+    FileDescriptorProto, FileDescriptorSet, MessageOptions,
     field_descriptor_proto::{Label, Type},
 };
 
@@ -36,7 +36,11 @@ pub fn normalized(set: &FileDescriptorSet) -> Result<FileDescriptorSet, String> 
                 .iter()
                 .map(|m| normalized_message(name, m))
                 .collect::<Result<_, _>>()?,
-            enum_type: file.enum_type.iter().map(|e| normalized_enum(name, e)).collect::<Result<_, _>>()?,
+            enum_type: file
+                .enum_type
+                .iter()
+                .map(|e| normalized_enum(name, e))
+                .collect::<Result<_, _>>()?,
             syntax: file.syntax.clone(),
             ..FileDescriptorProto::default()
         });
@@ -46,10 +50,15 @@ pub fn normalized(set: &FileDescriptorSet) -> Result<FileDescriptorSet, String> 
 
 fn normalized_message(file: &str, message: &DescriptorProto) -> Result<DescriptorProto, String> {
     let name = format!("{file}: {}", message.name());
-    if !message.oneof_decl.is_empty() || !message.extension.is_empty() || !message.extension_range.is_empty() {
+    if !message.oneof_decl.is_empty() || !message.extension.is_empty() || !message.extension_range.is_empty()
+    {
         return Err(format!("{name}: oneofs or extensions"));
     }
-    let map_entry = message.options.as_ref().and_then(|o| o.map_entry).unwrap_or(false);
+    let map_entry = message
+        .options
+        .as_ref()
+        .and_then(|o| o.map_entry)
+        .unwrap_or(false);
     let mut fields = Vec::new();
     for field in &message.field {
         if field.default_value.is_some()
@@ -58,7 +67,10 @@ fn normalized_message(file: &str, message: &DescriptorProto) -> Result<Descripto
             || field.options.is_some()
             || field.proto3_optional.is_some()
         {
-            return Err(format!("{name}.{}: a default, oneof, extendee or option", field.name()));
+            return Err(format!(
+                "{name}.{}: a default, oneof, extendee or option",
+                field.name()
+            ));
         }
         fields.push(FieldDescriptorProto {
             name: field.name.clone(),
@@ -78,7 +90,11 @@ fn normalized_message(file: &str, message: &DescriptorProto) -> Result<Descripto
             .iter()
             .map(|m| normalized_message(&name, m))
             .collect::<Result<_, _>>()?,
-        enum_type: message.enum_type.iter().map(|e| normalized_enum(&name, e)).collect::<Result<_, _>>()?,
+        enum_type: message
+            .enum_type
+            .iter()
+            .map(|e| normalized_enum(&name, e))
+            .collect::<Result<_, _>>()?,
         options: map_entry.then(|| MessageOptions {
             map_entry: Some(true),
             ..MessageOptions::default()
@@ -89,7 +105,10 @@ fn normalized_message(file: &str, message: &DescriptorProto) -> Result<Descripto
 
 fn normalized_enum(scope: &str, e: &EnumDescriptorProto) -> Result<EnumDescriptorProto, String> {
     if e.options.is_some() || !e.reserved_range.is_empty() {
-        return Err(format!("{scope}: enum {} has options or reserved values", e.name()));
+        return Err(format!(
+            "{scope}: enum {} has options or reserved values",
+            e.name()
+        ));
     }
     Ok(EnumDescriptorProto {
         name: e.name.clone(),
@@ -129,11 +148,26 @@ pub fn to_text(set: &FileDescriptorSet, header: &str) -> String {
 fn message_text(message: &DescriptorProto, scope: &str, text: &mut String) {
     let name = format!("{scope}{}", message.name());
     let map_entry = message.options.as_ref().and_then(|o| o.map_entry) == Some(true);
-    text.push_str(&format!("message\t{name}{}\n", if map_entry { "\tmap_entry" } else { "" }));
+    text.push_str(&format!(
+        "message\t{name}{}\n",
+        if map_entry { "\tmap_entry" } else { "" }
+    ));
     for field in &message.field {
-        let label = field.label().as_str_name().trim_start_matches("LABEL_").to_lowercase();
-        let kind = field.r#type().as_str_name().trim_start_matches("TYPE_").to_lowercase();
-        text.push_str(&format!("field\t{}\t{}\t{label}\t{kind}", field.name(), field.number()));
+        let label = field
+            .label()
+            .as_str_name()
+            .trim_start_matches("LABEL_")
+            .to_lowercase();
+        let kind = field
+            .r#type()
+            .as_str_name()
+            .trim_start_matches("TYPE_")
+            .to_lowercase();
+        text.push_str(&format!(
+            "field\t{}\t{}\t{label}\t{kind}",
+            field.name(),
+            field.number()
+        ));
         if let Some(type_name) = &field.type_name {
             text.push_str(&format!("\t{type_name}"));
         }
@@ -207,7 +241,8 @@ pub fn from_text(text: &str) -> Result<FileDescriptorSet, String> {
                 in_enum = None;
             }
             (["field", name, number, label, kind, rest @ ..], Some(file)) => {
-                let owner = message_at(&mut file.message_type, &message).ok_or_else(|| bad("outside a message"))?;
+                let owner =
+                    message_at(&mut file.message_type, &message).ok_or_else(|| bad("outside a message"))?;
                 let label = Label::from_str_name(&format!("LABEL_{}", label.to_uppercase()))
                     .ok_or_else(|| bad("unknown label"))?;
                 let kind = Type::from_str_name(&format!("TYPE_{}", kind.to_uppercase()))
@@ -249,9 +284,11 @@ pub fn from_text(text: &str) -> Result<FileDescriptorSet, String> {
                 let (parent, enum_name) = in_enum.as_ref().ok_or_else(|| bad("outside an enum"))?;
                 let enums = match parent.as_slice() {
                     [] => &mut file.enum_type,
-                    parent => &mut message_at(&mut file.message_type, parent)
-                        .ok_or_else(|| bad("in an unknown message"))?
-                        .enum_type,
+                    parent => {
+                        &mut message_at(&mut file.message_type, parent)
+                            .ok_or_else(|| bad("in an unknown message"))?
+                            .enum_type
+                    }
                 };
                 let owner = enums
                     .iter_mut()

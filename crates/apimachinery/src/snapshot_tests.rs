@@ -7,8 +7,14 @@ use std::path::Path;
 
 /// Each snapshot file, beside what build.rs derived from the Go modules for it.
 const FILES: [(&str, &str); 2] = [
-    ("descriptors.txt", include_str!(concat!(env!("OUT_DIR"), "/descriptors.txt"))),
-    ("go_fields.tsv", include_str!(concat!(env!("OUT_DIR"), "/go_fields.tsv"))),
+    (
+        "descriptors.txt",
+        include_str!(concat!(env!("OUT_DIR"), "/descriptors.txt")),
+    ),
+    (
+        "go_fields.tsv",
+        include_str!(concat!(env!("OUT_DIR"), "/go_fields.tsv")),
+    ),
 ];
 
 #[test]

@@ -108,6 +108,15 @@ impl Environment {
     }
 }
 
+// Hand-written: the URL says which server this is; the token stays out of Debug output.
+impl std::fmt::Debug for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Environment")
+            .field("url", &self.url())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The settings of an [`Environment`], changed one call at a time:
 ///
 /// ```no_run

@@ -51,13 +51,14 @@
 //! kube-controller-manager does that operators lean on is done in-process, at once: garbage collection,
 //! namespace teardown, Service cluster IPs, ready Deployments.
 //!
-//! It does not run containers: there is no kubelet, scheduler or container runtime, so pods never
-//! really run and their logs and exec have nothing behind them. Authorization is the one bearer token
-//! (whoever holds it may do everything): no RBAC, so a test here cannot prove your RBAC rules suffice.
-//! Quotas, limit ranges, disruption budgets and admission policies are stored but not enforced; the
-//! other workload kinds (Jobs, StatefulSets, DaemonSets, CronJobs) are stored without a controller.
-//! Every difference the corpus measures is listed with its reason in `docs/conformance.md`, and the
-//! server itself is described in the README's "The embedded API server" section.
+//! No container ever runs: there is no kubelet or container runtime, so a pod's logs, exec and
+//! port-forward have nothing behind them, and no network, DNS or Service routing exists. Authorization
+//! is the one bearer token (whoever holds it may do everything): no RBAC, so a test here cannot prove
+//! that your RBAC rules suffice. Quotas and limit ranges are stored but not enforced, and the workload
+//! kinds without an emulated controller (Jobs, StatefulSets, DaemonSets, CronJobs) are stored only.
+//! Every difference the corpus measures is listed with its reason in `docs/conformance.md` (and the
+//! ones that shape tests in `docs/control-planes.md`); the server itself is described in the README's
+//! "The embedded API server" section.
 //!
 //! # Versions and build
 //!

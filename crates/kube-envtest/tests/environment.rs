@@ -90,8 +90,7 @@ async fn a_crd_the_server_refuses_is_an_error_naming_it_and_the_field() {
         .crd(crd)
         .start()
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
 
     assert!(matches!(error, Error::InstallCrd { .. }), "{error:?}");
     let message = error.to_string();
@@ -116,6 +115,10 @@ async fn the_kubeconfig_written_to_a_path_reaches_the_server_with_its_token() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), env.kubeconfig_yaml());
     let token = env.token().expect("a token over https");
     assert!(env.kubeconfig_yaml().contains(token));
+    assert!(
+        !format!("{env:?}").contains(token),
+        "Debug output keeps the token out"
+    );
     let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await

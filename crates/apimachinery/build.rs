@@ -13,15 +13,16 @@
 //! testenv/control-plane/go.mod (the one place that version is written): `go mod download -json`
 //! prints where each module lies in the Go module cache, fetching it first when it is not there.
 //!
-//! Both are also committed, as text, in `generated/` (`make generate` writes them): the descriptors and
-//! the Go facts are not only the protobuf form's. They are the Go types of the built-in kinds, which
-//! the JSON path needs as much: every built-in object is stored as its Go type prints it (a round trip
-//! through its message), server-side apply tracks fields by them, and decoding errors name the Go
-//! struct. So a build without Go cannot simply leave them out, and k8s-openapi cannot stand in: its
-//! types say neither `omitempty` nor which structs are pointers, nor the field numbers. With the
-//! `go-modules` feature (on in this workspace) they come from the Go modules and a test fails when the
-//! snapshot drifts from them; without it this script reads the snapshot, and runs no `go` and touches
-//! no network, for projects that use the embedded server as a test library.
+//! The descriptors and the Go facts are also committed, as text, in `generated/` (`make generate`
+//! writes them), because they are not the protobuf form's alone. They are the Go types of the built-in
+//! kinds, which the JSON path needs as much: every built-in object is stored as its Go type prints it
+//! (a round trip through its message), server-side apply tracks fields by them (list types, atomic
+//! structs), and decoding errors name the Go struct. So a build without Go cannot leave them out, and
+//! k8s-openapi cannot stand in: its types say neither `omitempty` nor which structs are pointers, nor
+//! the field numbers. With the `go-modules` feature (on in this workspace) they come from the Go modules,
+//! this script checks that their text form reads back exactly, and a test fails when the committed
+//! snapshot differs; without it this script reads the snapshot, and runs no `go` and touches no network,
+//! for projects that use the embedded server as a test library. Both ways embed the same bytes.
 
 #[cfg(feature = "go-modules")]
 use std::{collections::BTreeMap, process::Command};

@@ -9,7 +9,7 @@ DIST ?= dist
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane go-peer bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy build-installer
+.PHONY: help build test control-plane go-peer bench fmt lint manifests generate install uninstall run dev apiserver docker-build deploy undeploy build-installer
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -46,6 +46,9 @@ lint: ## Check formatting and clippy (the release binary, without dev mode, too)
 manifests: ## Write the generated CRDs into config/crd and the webhook manifests into config/webhook.
 	$(OPERATOR) crds --out-dir config/crd
 	$(OPERATOR) webhooks --out-dir config/webhook
+
+generate: ## Write crates/apimachinery/generated again from the Kubernetes Go modules (what a build without Go reads).
+	UPDATE_SNAPSHOT=1 $(CARGO) test -q -p apimachinery --lib the_committed_snapshot_says_what_the_go_modules_say
 
 install: ## Apply the CRDs to the cluster in KUBECONFIG.
 	$(OPERATOR) install

@@ -71,7 +71,10 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
             // No image is built, pushed or pulled for a server-side dry run.
             ["make", "docker-build", ..] | ["docker", "push", ..] => {}
             ["make", "deploy", image] => {
-                make(&kubeconfig, &["deploy", image, &format!("DIST={}", dist.display())]);
+                make(
+                    &kubeconfig,
+                    &["deploy", image, &format!("DIST={}", dist.display())],
+                );
             }
             ["kubectl", args @ ..] => {
                 // The README leaves the password to the reader: `...` stands for it.
@@ -87,7 +90,10 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     let installer = dist.join("install.yaml");
     let objects = installer_objects(&installer);
     // Every object of the installer was accepted and is stored.
-    let stored = support::kubectl(&kubeconfig, &["get", "-f", &installer.display().to_string(), "-o", "name"]);
+    let stored = support::kubectl(
+        &kubeconfig,
+        &["get", "-f", &installer.display().to_string(), "-o", "name"],
+    );
     assert_eq!(stored.lines().count(), objects.len(), "{stored}");
     let image = objects
         .iter()

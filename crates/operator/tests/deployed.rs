@@ -518,7 +518,10 @@ async fn the_standby_takes_over_when_the_leader_dies(
 
 /// `make undeploy`, then none of what `make deploy` applied is left, nor any of our kinds' objects.
 async fn undeploy_leaves_nothing_behind(client: &kube::Client, kubeconfig: &Path, dist: &str) {
-    make(kubeconfig, &["undeploy", &format!("IMG={}", operator_image()), dist]);
+    make(
+        kubeconfig,
+        &["undeploy", &format!("IMG={}", operator_image()), dist],
+    );
     let namespaces: Api<Namespace> = Api::all(client.clone());
     support::until_gone(
         &namespaces,

@@ -8,28 +8,10 @@
 
 mod support;
 
-use std::{collections::BTreeSet, process::Command};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 use support::{Backend, ControlPlane};
-
-/// `make args...` in the repository against the cluster in `kubeconfig`, failing the test with its
-/// output if it fails.
-fn make(kubeconfig: &std::path::Path, args: &[&str]) {
-    let output = Command::new("make")
-        .args(args)
-        .current_dir(support::repository())
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", kubeconfig.parent().unwrap())
-        .output()
-        .expect("make runs");
-    assert!(
-        output.status.success(),
-        "make {args:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// The objects of an installer, as JSON.
 fn installer_objects(path: &std::path::Path) -> Vec<Value> {
@@ -71,7 +53,7 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
             // No image is built, pushed or pulled for a server-side dry run.
             ["make", "docker-build", ..] | ["docker", "push", ..] => {}
             ["make", "deploy", image] => {
-                make(
+                support::make(
                     &kubeconfig,
                     &["deploy", image, &format!("DIST={}", dist.display())],
                 );

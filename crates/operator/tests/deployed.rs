@@ -22,7 +22,6 @@ use std::{
     collections::BTreeSet,
     net::{IpAddr, SocketAddr},
     path::Path,
-    process::Command,
     time::Duration,
 };
 
@@ -87,7 +86,7 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
 
     // What an earlier run of this test left (it stops at its first failure) goes first.
     let dist = format!("DIST={}", home.path().join("dist").display());
-    make(&kubeconfig, &["undeploy", &format!("IMG={image}"), &dist]);
+    support::make(&kubeconfig, &["undeploy", &format!("IMG={image}"), &dist]);
     let namespaces: Api<Namespace> = Api::all(client.clone());
     for namespace in [NAMESPACE, WORKLOADS] {
         let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
@@ -117,7 +116,7 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
             ["make", "deploy", _] => {
                 // What the README says the manager reaches: a Service named postgres in its namespace.
                 database_service(&client, node_ip, pg.port()).await;
-                make(&kubeconfig, &["deploy", &format!("IMG={image}"), &dist]);
+                support::make(&kubeconfig, &["deploy", &format!("IMG={image}"), &dist]);
             }
             ["kubectl", args @ ..] => {
                 let args: Vec<String> = args
@@ -167,23 +166,6 @@ async fn node_has_image(client: &kube::Client, image: &str) -> bool {
         )
     })
     .await
-}
-
-/// `make target...` in the repository, against the cluster in `kubeconfig`.
-fn make(kubeconfig: &Path, args: &[&str]) {
-    let output = Command::new("make")
-        .args(args)
-        .current_dir(support::repository())
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", kubeconfig.parent().unwrap())
-        .output()
-        .expect("make runs");
-    assert!(
-        output.status.success(),
-        "make {args:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 /// A selectorless Service `postgres` in the manager's namespace whose endpoint is the database.
@@ -518,7 +500,7 @@ async fn the_standby_takes_over_when_the_leader_dies(
 
 /// `make undeploy`, then none of what `make deploy` applied is left, nor any of our kinds' objects.
 async fn undeploy_leaves_nothing_behind(client: &kube::Client, kubeconfig: &Path, dist: &str) {
-    make(
+    support::make(
         kubeconfig,
         &["undeploy", &format!("IMG={}", operator_image()), dist],
     );

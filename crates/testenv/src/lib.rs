@@ -210,25 +210,38 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
     })
 }
 
-/// One test per control plane from an async function taking a [`Backend`]: for
+/// The tests of `$test`s on each listed tier: `mod $test { async fn $tier() ... }` per tier, each on
+/// tokio's multi-threaded runtime. The macros below name the tiers.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! tier_tests {
+    ($tiers:tt $($test:ident),+ $(,)?) => {
+        $( $crate::tier_test!($tiers $test); )+
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! tier_test {
+    ([$($tier:ident => $backend:ident),+] $test:ident) => {
+        mod $test {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $tier() {
+                    super::$test($crate::Backend::$backend).await
+                }
+            )+
+        }
+    };
+}
+
+/// One test per fresh control plane from an async function taking a [`Backend`]: for
 /// `async fn rows_follow(backend: Backend)`, `each_control_plane!(rows_follow)` makes the tests
-/// `rows_follow::embedded` and `rows_follow::real`, each on tokio's multi-threaded runtime.
+/// `rows_follow::embedded` and `rows_follow::real`.
 #[macro_export]
 macro_rules! each_control_plane {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn embedded() {
-                    super::$test($crate::Backend::Embedded).await
-                }
-
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-            }
-        )+
+        $crate::tier_tests!([embedded => Embedded, real => Real] $($test),+);
     };
 }
 
@@ -238,14 +251,7 @@ macro_rules! each_control_plane {
 #[macro_export]
 macro_rules! real_control_plane {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-            }
-        )+
+        $crate::tier_tests!([real => Real] $($test),+);
     };
 }
 
@@ -255,24 +261,7 @@ macro_rules! real_control_plane {
 #[macro_export]
 macro_rules! every_tier {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn embedded() {
-                    super::$test($crate::Backend::Embedded).await
-                }
-
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-
-                #[tokio::test(flavor = "multi_thread")]
-                async fn cluster() {
-                    super::$test($crate::Backend::Cluster).await
-                }
-            }
-        )+
+        $crate::tier_tests!([embedded => Embedded, real => Real, cluster => Cluster] $($test),+);
     };
 }
 
@@ -281,13 +270,6 @@ macro_rules! every_tier {
 #[macro_export]
 macro_rules! cluster_tier {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn cluster() {
-                    super::$test($crate::Backend::Cluster).await
-                }
-            }
-        )+
+        $crate::tier_tests!([cluster => Cluster] $($test),+);
     };
 }

@@ -30,6 +30,16 @@ pub use discovery::discovered;
 pub use error::{Error, Result};
 use real::RealControlPlane;
 
+/// How the administrator reaches an upstream kube-apiserver (the real control plane's or the
+/// cluster's): its URL, the CA of its serving certificate, and a token of `admin` in `system:masters`.
+#[derive(Clone, Debug)]
+pub struct AdminAccess {
+    pub url: String,
+    pub ca_pem: String,
+    pub ca_der: Vec<u8>,
+    pub token: String,
+}
+
 /// Which control plane a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -115,8 +125,8 @@ impl ControlPlane {
     pub fn url(&self) -> String {
         match &self.inner {
             Inner::Embedded(server) => server.url(),
-            Inner::Real(plane) => plane.url(),
-            Inner::Cluster(cluster) => cluster.url(),
+            Inner::Real(plane) => plane.access().url.clone(),
+            Inner::Cluster(cluster) => cluster.access().url.clone(),
         }
     }
 
@@ -124,8 +134,8 @@ impl ControlPlane {
     pub fn ca_pem(&self) -> Option<&str> {
         match &self.inner {
             Inner::Embedded(server) => server.ca_pem(),
-            Inner::Real(plane) => Some(plane.ca_pem()),
-            Inner::Cluster(cluster) => Some(cluster.ca_pem()),
+            Inner::Real(plane) => Some(&plane.access().ca_pem),
+            Inner::Cluster(cluster) => Some(&cluster.access().ca_pem),
         }
     }
 
@@ -133,8 +143,8 @@ impl ControlPlane {
     pub fn admin_token(&self) -> Option<&str> {
         match &self.inner {
             Inner::Embedded(server) => server.token(),
-            Inner::Real(plane) => Some(plane.admin_token()),
-            Inner::Cluster(cluster) => Some(cluster.admin_token()),
+            Inner::Real(plane) => Some(&plane.access().token),
+            Inner::Cluster(cluster) => Some(&cluster.access().token),
         }
     }
 
@@ -145,8 +155,8 @@ impl ControlPlane {
                 .kube_config()
                 .root_cert
                 .and_then(|certs| certs.into_iter().next()),
-            Inner::Real(plane) => Some(plane.ca_der().to_vec()),
-            Inner::Cluster(cluster) => Some(cluster.ca_der().to_vec()),
+            Inner::Real(plane) => Some(plane.access().ca_der.clone()),
+            Inner::Cluster(cluster) => Some(cluster.access().ca_der.clone()),
         };
         kube_config_for(&self.url(), ca_der, token)
     }

@@ -3,11 +3,13 @@ CARGO ?= cargo
 # The image `make docker-build` tags and `make deploy` / `make build-installer` run, as kubebuilder names them.
 IMG ?= operator:dev
 CONTAINER_TOOL ?= docker
+# Where `make build-installer` writes install.yaml.
+DIST ?= dist
 # The image holds one static binary: musl's libc is linked in (`rustup target add` it once).
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane go-peer bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy build-installer
+.PHONY: help build test control-plane go-peer bench fmt lint manifests generate install uninstall run dev apiserver docker-build deploy undeploy build-installer
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -45,6 +47,9 @@ manifests: ## Write the generated CRDs into config/crd and the webhook manifests
 	$(OPERATOR) crds --out-dir config/crd
 	$(OPERATOR) webhooks --out-dir config/webhook
 
+generate: ## Write crates/apimachinery/generated again from the Kubernetes Go modules (what a build without Go reads).
+	UPDATE_SNAPSHOT=1 $(CARGO) test -q -p apimachinery --lib the_committed_snapshot_says_what_the_go_modules_say
+
 install: ## Apply the CRDs to the cluster in KUBECONFIG.
 	$(OPERATOR) install
 
@@ -64,17 +69,17 @@ docker-build: ## Build the operator image IMG (a static binary first, then the D
 	$(CARGO) build --release --target $(STATIC_TARGET) -p operator --bin operator
 	$(CONTAINER_TOOL) build -t $(IMG) .
 
-deploy: ## Deploy the CRDs, RBAC, the manager (image IMG) and its webhooks to the cluster in KUBECONFIG.
-	bash scripts/manifests.sh $(IMG) | kubectl apply -f -
+deploy: build-installer ## Deploy the CRDs, RBAC, the manager (image IMG) and its webhooks to the cluster in KUBECONFIG.
+	kubectl apply -f $(DIST)/install.yaml
 
-undeploy: ## Remove everything deploy created (the CRDs, and with them every resource of these kinds, too).
+undeploy: build-installer ## Remove everything deploy created (the CRDs, and with them every resource of these kinds, too).
 	@# Our resources first, while the manager still runs: PostgresWriters' finalizers need it to delete
 	@# their rows. Without the CRDs (nothing deployed) there is nothing to delete.
 	if kubectl get crd postgreswriters.demo.yash.com >/dev/null 2>&1; then \
 	  kubectl delete postgreswriters.demo.yash.com,voteconfigs.voting.schoolofdevops.com,webapps.example.com \
 	    --all --all-namespaces --ignore-not-found --wait; fi
-	bash scripts/manifests.sh $(IMG) | kubectl delete --ignore-not-found --wait -f -
+	kubectl delete --ignore-not-found --wait -f $(DIST)/install.yaml
 
-build-installer: ## Write dist/install.yaml: everything deploy applies, for `kubectl apply -f` (image IMG).
-	mkdir -p dist
-	bash scripts/manifests.sh $(IMG) > dist/install.yaml
+build-installer: ## Write $(DIST)/install.yaml: everything deploy applies, for `kubectl apply -f` (image IMG).
+	mkdir -p $(DIST)
+	bash scripts/manifests.sh $(IMG) > $(DIST)/install.yaml

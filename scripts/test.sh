@@ -25,6 +25,10 @@ case $tiers in
   all | both) nextest --profile default ;;
   embedded | real) nextest --profile "$tiers" ;;
 esac
+# kube-envtest and its example as another project builds them: no Go on PATH, offline.
+if runs embedded; then
+  bash scripts/no-go-build.sh --no-fail-fast || status=1
+fi
 
 if runs cluster; then
   # The images first (the operator's with `make docker-build`), then the node they run on.

@@ -38,4 +38,7 @@ pub mod table;
 pub mod validation;
 pub mod webhook_configurations;
 
+#[cfg(all(test, feature = "go-modules"))]
+mod snapshot_tests;
+
 pub use error::{Error, FieldCause, Result};

@@ -39,6 +39,13 @@ fn settled(mut object: Value) -> Value {
         metadata.remove("resourceVersion");
         metadata.remove("managedFields");
         metadata.remove("generation");
+        // The Deployment controller numbers the revision it rolled out, possibly before the GET.
+        if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove("deployment.kubernetes.io/revision");
+            if annotations.is_empty() {
+                metadata.remove("annotations");
+            }
+        }
     }
     if let Some(map) = object.as_object_mut() {
         map.remove("status");

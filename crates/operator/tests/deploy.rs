@@ -1,35 +1,21 @@
-//! `make deploy` rehearsed on the real control plane, step by step as the README's "Deploying to a
-//! real cluster" gives them: the `kubectl` steps as written, and a server-side dry run of what
-//! `make deploy` applies (`scripts/manifests.sh`; no image is pulled, so the manager is admitted but
-//! not run: `rbac_enforced.rs` runs it, and the cluster tier's `deployed.rs` runs the image on a node).
-//! Then every name the manager's Deployment and the webhook wiring refer to must exist: in what
-//! kustomize renders or in what the README's steps created.
+//! `make deploy` on the real control plane, step by step as the README's "Deploying to a real cluster"
+//! gives them: the `kubectl` steps as written, then `make deploy`, which writes the installer
+//! (`make build-installer`'s `install.yaml`) and applies it with `kubectl apply -f`. Every object in it
+//! must be accepted and stored. No node runs there, so the manager is admitted but not run:
+//! `rbac_enforced.rs` runs it as a process, and the cluster tier's `deployed.rs` runs the image on a
+//! node from the same installer. Then every name the manager's Deployment and the webhook wiring refer
+//! to must exist: in the installer or in what the README's steps created.
 
 mod support;
 
-use std::{collections::BTreeSet, process::Command};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 use support::{Backend, ControlPlane};
 
-/// What `make deploy IMG=image` applies.
-fn manifests(image: &str) -> String {
-    let output = Command::new("bash")
-        .arg(support::repository().join("scripts/manifests.sh"))
-        .arg(image)
-        .output()
-        .expect("scripts/manifests.sh runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("YAML is text")
-}
-
-/// What `make deploy` applies, as JSON objects.
-fn rendered() -> Vec<Value> {
-    let yaml = manifests("operator:dev");
+/// The objects of an installer, as JSON.
+fn installer_objects(path: &std::path::Path) -> Vec<Value> {
+    let yaml = std::fs::read_to_string(path).expect("the installer was written");
     serde_yaml::Deserializer::from_str(&yaml)
         .map(|document| {
             let value: serde_yaml::Value = serde::Deserialize::deserialize(document).expect("YAML");
@@ -56,6 +42,7 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
+    let dist = dir.path().join("dist");
     plane.write_kubeconfig(&kubeconfig).unwrap();
 
     let steps = support::readme_deploy_steps();
@@ -66,12 +53,9 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
             // No image is built, pushed or pulled for a server-side dry run.
             ["make", "docker-build", ..] | ["docker", "push", ..] => {}
             ["make", "deploy", image] => {
-                let image = image.strip_prefix("IMG=").expect("make deploy IMG=...");
-                let manifests = manifests(image);
-                support::kubectl_with_input(
+                support::make(
                     &kubeconfig,
-                    &["apply", "--dry-run=server", "-f", "-"],
-                    &manifests,
+                    &["deploy", image, &format!("DIST={}", dist.display())],
                 );
             }
             ["kubectl", args @ ..] => {
@@ -85,7 +69,25 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     }
 
     // What exists after the steps: the rendered objects (applied as a dry run) and the cluster's.
-    let objects = rendered();
+    let installer = dist.join("install.yaml");
+    let objects = installer_objects(&installer);
+    // Every object of the installer was accepted and is stored.
+    let stored = support::kubectl(
+        &kubeconfig,
+        &["get", "-f", &installer.display().to_string(), "-o", "name"],
+    );
+    assert_eq!(stored.lines().count(), objects.len(), "{stored}");
+    let image = objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .and_then(|d| d.pointer("/spec/template/spec/containers/0/image"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        steps.iter().any(|s| s.ends_with(&format!("IMG={image}"))),
+        "the manager runs the image the README's make deploy names, not {image}"
+    );
     let mut known: BTreeSet<(String, String, String)> = objects.iter().map(kind_name_namespace).collect();
     for kind in ["namespaces", "secrets", "configmaps", "serviceaccounts"] {
         let listed = support::kubectl(&kubeconfig, &["get", kind, "--all-namespaces", "-o", "json"]);

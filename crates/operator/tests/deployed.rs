@@ -1,7 +1,8 @@
 //! What a user deploys, deployed the way the README tells them, on the cluster tier's real node: the
 //! image `make docker-build` built (loaded into the node's containerd, as a push to a registry would
-//! make it pullable), then the README's "Deploying to a real cluster" steps played for real, and
-//! everything it promises checked as a user would notice it:
+//! make it pullable), then the README's "Deploying to a real cluster" steps played for real (`make
+//! deploy` applies `make build-installer`'s install.yaml), and everything it promises checked as a
+//! user would notice it:
 //! - both manager pods Running and Ready, as non-root on a read-only root filesystem;
 //! - exactly one holds the Lease; killing that pod hands the Lease to the other within the lease's
 //!   terms, and a resource created right after the kill still converges;
@@ -21,7 +22,6 @@ use std::{
     collections::BTreeSet,
     net::{IpAddr, SocketAddr},
     path::Path,
-    process::Command,
     time::Duration,
 };
 
@@ -85,7 +85,8 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
     );
 
     // What an earlier run of this test left (it stops at its first failure) goes first.
-    make(&kubeconfig, &["undeploy", &format!("IMG={image}")]);
+    let dist = format!("DIST={}", home.path().join("dist").display());
+    support::make(&kubeconfig, &["undeploy", &format!("IMG={image}"), &dist]);
     let namespaces: Api<Namespace> = Api::all(client.clone());
     for namespace in [NAMESPACE, WORKLOADS] {
         let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
@@ -115,7 +116,7 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
             ["make", "deploy", _] => {
                 // What the README says the manager reaches: a Service named postgres in its namespace.
                 database_service(&client, node_ip, pg.port()).await;
-                make(&kubeconfig, &["deploy", &format!("IMG={image}")]);
+                support::make(&kubeconfig, &["deploy", &format!("IMG={image}"), &dist]);
             }
             ["kubectl", args @ ..] => {
                 let args: Vec<String> = args
@@ -135,7 +136,7 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
     rows_are_written_from_the_pods(&client, &sql).await;
     metrics_are_scraped_through_their_service(&client).await;
     the_standby_takes_over_when_the_leader_dies(&client, &sql, &leader).await;
-    undeploy_leaves_nothing_behind(&client, &kubeconfig).await;
+    undeploy_leaves_nothing_behind(&client, &kubeconfig, &dist).await;
 }
 
 /// The node's InternalIP: the address of the tier's bridge, which pods reach.
@@ -165,23 +166,6 @@ async fn node_has_image(client: &kube::Client, image: &str) -> bool {
         )
     })
     .await
-}
-
-/// `make target...` in the repository, against the cluster in `kubeconfig`.
-fn make(kubeconfig: &Path, args: &[&str]) {
-    let output = Command::new("make")
-        .args(args)
-        .current_dir(support::repository())
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", kubeconfig.parent().unwrap())
-        .output()
-        .expect("make runs");
-    assert!(
-        output.status.success(),
-        "make {args:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 /// A selectorless Service `postgres` in the manager's namespace whose endpoint is the database.
@@ -515,8 +499,11 @@ async fn the_standby_takes_over_when_the_leader_dies(
 }
 
 /// `make undeploy`, then none of what `make deploy` applied is left, nor any of our kinds' objects.
-async fn undeploy_leaves_nothing_behind(client: &kube::Client, kubeconfig: &Path) {
-    make(kubeconfig, &["undeploy", &format!("IMG={}", operator_image())]);
+async fn undeploy_leaves_nothing_behind(client: &kube::Client, kubeconfig: &Path, dist: &str) {
+    support::make(
+        kubeconfig,
+        &["undeploy", &format!("IMG={}", operator_image()), dist],
+    );
     let namespaces: Api<Namespace> = Api::all(client.clone());
     support::until_gone(
         &namespaces,

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Error, Result};
+use crate::{AdminAccess, Error, Result};
 
 /// Where up.sh keeps the cluster's state unless CLUSTER_DIR says otherwise (testenv/cluster/env.sh).
 const DEFAULT_DIR: &str = "/var/tmp/operator-cluster";
@@ -13,10 +13,7 @@ const DEFAULT_DIR: &str = "/var/tmp/operator-cluster";
 /// The running cluster, as its administrator sees it.
 pub struct SharedCluster {
     dir: PathBuf,
-    url: String,
-    ca_pem: String,
-    ca_der: Vec<u8>,
-    admin_token: String,
+    access: AdminAccess,
 }
 
 impl SharedCluster {
@@ -49,28 +46,17 @@ impl SharedCluster {
         })?;
         Ok(SharedCluster {
             dir,
-            url,
-            ca_pem,
-            ca_der,
-            admin_token,
+            access: AdminAccess {
+                url,
+                ca_pem,
+                ca_der,
+                token: admin_token,
+            },
         })
     }
 
-    pub fn url(&self) -> String {
-        self.url.clone()
-    }
-
-    pub fn ca_pem(&self) -> &str {
-        &self.ca_pem
-    }
-
-    pub fn ca_der(&self) -> &[u8] {
-        &self.ca_der
-    }
-
-    /// A token of the user `admin` in group `system:masters`.
-    pub fn admin_token(&self) -> &str {
-        &self.admin_token
+    pub fn access(&self) -> &AdminAccess {
+        &self.access
     }
 
     /// The cluster's state directory (logs in `logs/`, the node's pod logs in `pod-logs/`).

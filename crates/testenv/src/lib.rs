@@ -30,6 +30,16 @@ pub use discovery::discovered;
 pub use error::{Error, Result};
 use real::RealControlPlane;
 
+/// How the administrator reaches an upstream kube-apiserver (the real control plane's or the
+/// cluster's): its URL, the CA of its serving certificate, and a token of `admin` in `system:masters`.
+#[derive(Clone, Debug)]
+pub struct AdminAccess {
+    pub url: String,
+    pub ca_pem: String,
+    pub ca_der: Vec<u8>,
+    pub token: String,
+}
+
 /// Which control plane a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -115,8 +125,8 @@ impl ControlPlane {
     pub fn url(&self) -> String {
         match &self.inner {
             Inner::Embedded(server) => server.url(),
-            Inner::Real(plane) => plane.url(),
-            Inner::Cluster(cluster) => cluster.url(),
+            Inner::Real(plane) => plane.access().url.clone(),
+            Inner::Cluster(cluster) => cluster.access().url.clone(),
         }
     }
 
@@ -124,8 +134,8 @@ impl ControlPlane {
     pub fn ca_pem(&self) -> Option<&str> {
         match &self.inner {
             Inner::Embedded(server) => server.ca_pem(),
-            Inner::Real(plane) => Some(plane.ca_pem()),
-            Inner::Cluster(cluster) => Some(cluster.ca_pem()),
+            Inner::Real(plane) => Some(&plane.access().ca_pem),
+            Inner::Cluster(cluster) => Some(&cluster.access().ca_pem),
         }
     }
 
@@ -133,8 +143,8 @@ impl ControlPlane {
     pub fn admin_token(&self) -> Option<&str> {
         match &self.inner {
             Inner::Embedded(server) => server.token(),
-            Inner::Real(plane) => Some(plane.admin_token()),
-            Inner::Cluster(cluster) => Some(cluster.admin_token()),
+            Inner::Real(plane) => Some(&plane.access().token),
+            Inner::Cluster(cluster) => Some(&cluster.access().token),
         }
     }
 
@@ -145,8 +155,8 @@ impl ControlPlane {
                 .kube_config()
                 .root_cert
                 .and_then(|certs| certs.into_iter().next()),
-            Inner::Real(plane) => Some(plane.ca_der().to_vec()),
-            Inner::Cluster(cluster) => Some(cluster.ca_der().to_vec()),
+            Inner::Real(plane) => Some(plane.access().ca_der.clone()),
+            Inner::Cluster(cluster) => Some(cluster.access().ca_der.clone()),
         };
         kube_config_for(&self.url(), ca_der, token)
     }
@@ -210,25 +220,38 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
     })
 }
 
-/// One test per control plane from an async function taking a [`Backend`]: for
+/// The tests of `$test`s on each listed tier: `mod $test { async fn $tier() ... }` per tier, each on
+/// tokio's multi-threaded runtime. The macros below name the tiers.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! tier_tests {
+    ($tiers:tt $($test:ident),+ $(,)?) => {
+        $( $crate::tier_test!($tiers $test); )+
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! tier_test {
+    ([$($tier:ident => $backend:ident),+] $test:ident) => {
+        mod $test {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $tier() {
+                    super::$test($crate::Backend::$backend).await
+                }
+            )+
+        }
+    };
+}
+
+/// One test per fresh control plane from an async function taking a [`Backend`]: for
 /// `async fn rows_follow(backend: Backend)`, `each_control_plane!(rows_follow)` makes the tests
-/// `rows_follow::embedded` and `rows_follow::real`, each on tokio's multi-threaded runtime.
+/// `rows_follow::embedded` and `rows_follow::real`.
 #[macro_export]
 macro_rules! each_control_plane {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn embedded() {
-                    super::$test($crate::Backend::Embedded).await
-                }
-
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-            }
-        )+
+        $crate::tier_tests!([embedded => Embedded, real => Real] $($test),+);
     };
 }
 
@@ -238,14 +261,7 @@ macro_rules! each_control_plane {
 #[macro_export]
 macro_rules! real_control_plane {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-            }
-        )+
+        $crate::tier_tests!([real => Real] $($test),+);
     };
 }
 
@@ -255,24 +271,7 @@ macro_rules! real_control_plane {
 #[macro_export]
 macro_rules! every_tier {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn embedded() {
-                    super::$test($crate::Backend::Embedded).await
-                }
-
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-
-                #[tokio::test(flavor = "multi_thread")]
-                async fn cluster() {
-                    super::$test($crate::Backend::Cluster).await
-                }
-            }
-        )+
+        $crate::tier_tests!([embedded => Embedded, real => Real, cluster => Cluster] $($test),+);
     };
 }
 
@@ -281,13 +280,6 @@ macro_rules! every_tier {
 #[macro_export]
 macro_rules! cluster_tier {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn cluster() {
-                    super::$test($crate::Backend::Cluster).await
-                }
-            }
-        )+
+        $crate::tier_tests!([cluster => Cluster] $($test),+);
     };
 }

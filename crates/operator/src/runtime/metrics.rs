@@ -234,6 +234,7 @@ impl Metrics {
         }
         let _ = self.reconcile_errors_total.get_or_create(&labels);
         let _ = self.terminal_reconcile_errors_total.get_or_create(&labels);
+        let _ = self.events_dropped_total.get_or_create(&labels);
     }
 
     pub fn observe_reconcile(&self, controller: &str, result: &str, elapsed: Duration) {

@@ -406,60 +406,53 @@ async fn inject(client: &kube::Client, settings: &IssuerSettings, bundle: &str) 
     let params = ListParams::default();
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     for config in mutating.list(&params).await.map_err(Error::Kube)? {
-        let entries = config.webhooks.iter().flatten().enumerate().map(|(i, w)| {
-            (
-                pointer_named(i, &w.name),
-                &w.client_config,
-                format!("/webhooks/{i}/clientConfig"),
-            )
-        });
-        patch(
-            &mutating,
-            &config.name_any(),
-            ca_bundle_patch(entries, settings, bundle),
-        )
-        .await?;
+        let webhooks = config.webhooks.iter().flatten();
+        let entries = admission_entries(webhooks.map(|w| (w.name.as_str(), &w.client_config)));
+        let operations = ca_bundle_patch(entries.into_iter(), settings, bundle);
+        patch(&mutating, &config.name_any(), operations).await?;
     }
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     for config in validating.list(&params).await.map_err(Error::Kube)? {
-        let entries = config.webhooks.iter().flatten().enumerate().map(|(i, w)| {
-            (
-                pointer_named(i, &w.name),
-                &w.client_config,
-                format!("/webhooks/{i}/clientConfig"),
-            )
-        });
-        patch(
-            &validating,
-            &config.name_any(),
-            ca_bundle_patch(entries, settings, bundle),
-        )
-        .await?;
+        let webhooks = config.webhooks.iter().flatten();
+        let entries = admission_entries(webhooks.map(|w| (w.name.as_str(), &w.client_config)));
+        let operations = ca_bundle_patch(entries.into_iter(), settings, bundle);
+        patch(&validating, &config.name_any(), operations).await?;
     }
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crds.list(&params).await.map_err(Error::Kube)? {
         let webhook = crd.spec.conversion.as_ref().and_then(|c| c.webhook.as_ref());
-        let entries = webhook.and_then(|w| w.client_config.as_ref()).map(|config| {
-            let config = crd_client_config(config);
-            (
-                ("/spec/conversion/strategy".to_owned(), "Webhook".to_owned()),
-                config,
-                "/spec/conversion/webhook/clientConfig".to_owned(),
-            )
-        });
-        let operations = match entries {
-            Some((name, config, at)) => {
-                ca_bundle_patch(std::iter::once((name, &config, at)), settings, bundle)
-            }
-            None => Vec::new(),
+        let Some(config) = webhook
+            .and_then(|w| w.client_config.as_ref())
+            .map(crd_client_config)
+        else {
+            continue;
         };
+        let entry = (
+            ("/spec/conversion/strategy".to_owned(), "Webhook".to_owned()),
+            &config,
+            "/spec/conversion/webhook/clientConfig".to_owned(),
+        );
+        let operations = ca_bundle_patch(std::iter::once(entry), settings, bundle);
         patch(&crds, &crd.name_any(), operations).await?;
     }
     Ok(())
 }
 
-fn pointer_named(index: usize, name: &str) -> (String, String) {
-    (format!("/webhooks/{index}/name"), name.to_owned())
+/// An admission configuration's webhooks as [`ca_bundle_patch`] takes them: each one's name, found at
+/// `/webhooks/<i>/name`, its client configuration, and where that is.
+fn admission_entries<'a>(
+    webhooks: impl Iterator<Item = (&'a str, &'a WebhookClientConfig)>,
+) -> Vec<((String, String), &'a WebhookClientConfig, String)> {
+    webhooks
+        .enumerate()
+        .map(|(i, (name, config))| {
+            (
+                (format!("/webhooks/{i}/name"), name.to_owned()),
+                config,
+                format!("/webhooks/{i}/clientConfig"),
+            )
+        })
+        .collect()
 }
 
 /// A CRD's conversion client configuration in the admission type's shape (the fields are the same).

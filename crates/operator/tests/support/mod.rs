@@ -236,22 +236,7 @@ pub fn repository() -> &'static std::path::Path {
 /// `kubectl args` (the kubectl on PATH) against the cluster in `kubeconfig`, run in the repository's
 /// root with its cache beside the kubeconfig; fails the test with kubectl's output if kubectl fails.
 pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
-    let home = kubeconfig.parent().unwrap_or(std::path::Path::new("."));
-    let output = std::process::Command::new("kubectl")
-        .args(args)
-        .arg("--request-timeout=20s")
-        .current_dir(repository())
-        .env("KUBECONFIG", kubeconfig)
-        .env("HOME", home)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        output.status.success(),
-        "kubectl {args:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    kubectl_with_input(kubeconfig, args, "")
 }
 
 /// `kubectl args` with `input` on its standard input; fails the test with kubectl's output if it fails.
@@ -302,6 +287,24 @@ pub fn readme_deploy_steps() -> Vec<String> {
         .map(|line| line.split(" #").next().unwrap_or_default().trim().to_owned())
         .filter(|line| !line.is_empty())
         .collect()
+}
+
+/// `make args...` in the repository against the cluster in `kubeconfig`, failing the test with its
+/// output if it fails.
+pub fn make(kubeconfig: &std::path::Path, args: &[&str]) {
+    let output = std::process::Command::new("make")
+        .args(args)
+        .current_dir(repository())
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", kubeconfig.parent().unwrap_or(std::path::Path::new(".")))
+        .output()
+        .expect("make runs");
+    assert!(
+        output.status.success(),
+        "make {args:?}: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Polls `check` until it yields `Some`, failing the test after `limit`.

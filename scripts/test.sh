@@ -35,6 +35,8 @@ if runs cluster; then
   bash testenv/cluster/images.sh
   trap 'bash testenv/cluster/down.sh' EXIT
   trap 'exit 130' INT TERM
+  # A cluster already running (another checkout's, an earlier run's) holds other images: a fresh one.
+  bash testenv/cluster/down.sh
   bash testenv/cluster/up.sh >/dev/null
   nextest --profile cluster
   nextest --profile cluster-deployed

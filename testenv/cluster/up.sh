@@ -20,10 +20,24 @@ if [ "$(id -u)" -ne 0 ]; then
   cluster_log "the cluster tier runs a kubelet and changes the host's network: run it as root"
   exit 1
 fi
+# A cluster that runs and answers is kept. One whose marker outlived it (a reboot keeps /var/tmp, a
+# killed program) is cleaned up below and started again.
+api() { # path: succeeds when the API server answers 2xx
+  curl -sf --max-time 5 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" "https://$NODE_IP:$API_PORT$1"
+}
+all_running() {
+  local program
+  for program in containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+    kill -0 "$(cat "$RUN/$program.pid" 2>/dev/null)" 2>/dev/null || return 1
+  done
+}
 if [ -f "$RUN/up" ]; then
-  cluster_log "already running (state in $CLUSTER_DIR); testenv/cluster/down.sh stops it"
-  echo "$CLUSTER_DIR/admin.kubeconfig"
-  exit 0
+  if all_running && api /readyz >/dev/null 2>&1; then
+    cluster_log "already running (state in $CLUSTER_DIR); testenv/cluster/down.sh stops it"
+    echo "$CLUSTER_DIR/admin.kubeconfig"
+    exit 0
+  fi
+  cluster_log "the cluster in $CLUSTER_DIR no longer runs: cleaning it up and starting again"
 fi
 for program in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
   [ -x "$BIN/$program" ] || { cluster_log "no $BIN/$program: run testenv/control-plane/build.sh node"; exit 1; }
@@ -164,9 +178,6 @@ start kube-apiserver "$BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$ETC
   --enable-admission-plugins=NodeRestriction,OwnerReferencesPermissionEnforcement \
   --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
   --kubelet-preferred-address-types=InternalIP
-api() { # path: succeeds when the API server answers 2xx
-  curl -sf --max-time 5 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" "https://$NODE_IP:$API_PORT$1"
-}
 wait_for "kube-apiserver ready" 120 kube-apiserver api /readyz
 # Each controller with its own ServiceAccount and bootstrap role, as kubeadm runs it.
 start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig="$PKI/controller-manager.kubeconfig" \

@@ -58,8 +58,8 @@
 //! that your RBAC rules suffice. Quotas and limit ranges are stored but not enforced, and the workload
 //! kinds without an emulated controller (Jobs, StatefulSets, DaemonSets, CronJobs) are stored only.
 //! Every difference the corpus measures is listed with its reason in `docs/conformance.md` (and the
-//! ones that shape tests in `docs/control-planes.md`); the server itself is described in the README's
-//! "The embedded API server" section.
+//! ones that shape tests in `docs/control-planes.md`); the server itself is described in
+//! `docs/apiserver.md`.
 //!
 //! # Versions and build
 //!

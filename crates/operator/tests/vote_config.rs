@@ -361,7 +361,7 @@ async fn a_key_added_by_hand_stays_and_resyncs_neither_write_nor_report_while_ou
     running.stop().await;
 }
 
-/// The longest a failing object waits between retries (the back-off's cap, in the README).
+/// The longest a failing object waits between retries (the back-off's cap, in docs/operators.md).
 const LONGEST_RETRY: Duration = Duration::from_secs(30);
 
 async fn churn_leaves_nothing_queued_and_no_back_off_behind(backend: Backend) {

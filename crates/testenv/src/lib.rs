@@ -14,7 +14,7 @@
 //! [`each_control_plane!`] turns one async test function into a test per fresh backend, named
 //! `<test>::embedded` and `<test>::real`; [`every_tier!`] adds `<test>::cluster`, and
 //! [`cluster_tier!`] makes only that. The nextest profiles in `.config/nextest.toml` select a tier by
-//! those names (see the README).
+//! those names (see `docs/control-planes.md`).
 
 pub mod cluster;
 mod discovery;

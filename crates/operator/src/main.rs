@@ -12,7 +12,7 @@ use tokio::sync::watch;
 /// jemalloc rather than glibc's malloc. After a burst (10,000 resources reconciled at once) glibc kept
 /// about 9 MB freed but resident in its arenas, fragments that `malloc_trim` could not return (the
 /// operator then sat at 40-41 MiB for 21 MB of live heap); jemalloc, which returns unused pages on its
-/// own, settled at about 36 MiB (`cargo bench -p operator --bench convergence`, BENCHMARKS.md).
+/// own, settled at about 36 MiB (`cargo bench -p operator --bench convergence`, 2026-11-23).
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

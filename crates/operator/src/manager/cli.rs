@@ -134,7 +134,7 @@ pub struct RunArgs {
     pub resync_interval_seconds: u64,
     /// Reconciles each controller may run at once. postgres-writer groups the row writes of
     /// concurrent reconciles into one statement per table, so this also bounds its batch size: with
-    /// 4, a burst of 10,000 resources converged 2.8x slower than with 64 (BENCHMARKS.md).
+    /// 4, a burst of 10,000 resources converged 2.8x slower than with 64 (convergence bench, 2026-11-23).
     #[arg(long, env = "MAX_CONCURRENT_RECONCILES", default_value_t = 64)]
     pub max_concurrent_reconciles: u16,
     /// Memory, in MiB, for Events waiting to be written to the API server. Repeats of an Event are

@@ -3,8 +3,8 @@
 
 use std::{collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
 
+use serving::rustls;
 use tokio::{sync::watch, task::JoinSet};
-use tokio_rustls::rustls;
 
 use super::{
     cli::{ControllerName, RunArgs, bind_address},

@@ -117,7 +117,7 @@ impl Manager {
         } = self;
         let mut leadership = None;
         if args.leader_elect {
-            match leader::acquire(&client, &args, shutdown.clone()).await? {
+            match leader::acquire(&client, &args.lease(), shutdown.clone()).await? {
                 Some(held) => leadership = Some(held),
                 None => return Ok(()), // Shut down while waiting to lead.
             }

@@ -14,16 +14,12 @@ mod support;
 
 use std::{collections::BTreeSet, fmt, path::Path, time::Duration};
 
-use apiserver::{ApiServer, Audit, AuditRecord, Config, http::audit::Attributes};
+use apiserver::{AuditRecord, http::audit::Attributes};
 use k8s_openapi::{
-    api::{
-        core::v1::Namespace,
-        rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding},
-    },
+    api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding},
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
-use kube::{Api, api::PostParams};
 use operator::{
     controllers::{
         postgres_writer::{self, Settings},
@@ -31,9 +27,8 @@ use operator::{
     },
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
-use serde_json::json;
 use support::lifecycles::{
-    leader_election, object, postgres_writer_lifecycle, vote_config_lifecycle, web_app_lifecycle,
+    leader_election, postgres_writer_lifecycle, vote_config_lifecycle, web_app_lifecycle,
 };
 
 /// The user agent of this test's own client; every other request is the operator's.
@@ -260,24 +255,6 @@ fn granted_to_everyone(path: &str) -> bool {
 
 // The cluster and the lifecycles.
 
-/// The embedded API server with the audit on and our CRDs, and this test's own (labelled) client.
-async fn audited_cluster() -> (ApiServer, kube::Client) {
-    let server = ApiServer::start(Config {
-        audit: Audit::Memory,
-        ..Config::default()
-    })
-    .await
-    .expect("API server starts");
-    let mut config = server.kube_config();
-    config.headers.push((
-        axum::http::header::USER_AGENT,
-        axum::http::HeaderValue::from_static(TEST_AGENT),
-    ));
-    let client = kube::Client::try_from(config).expect("client");
-    support::install_crds(&client).await;
-    (server, client)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unused() {
     let grants = grants();
@@ -288,15 +265,8 @@ async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unu
         .find(|g| matches(&g.rule.resources, "leases"))
         .and_then(|g| g.namespace.clone())
         .expect("a Role for the Lease");
-    let (server, client) = audited_cluster().await;
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &object(json!({"metadata": {"name": lease_namespace}})),
-        )
-        .await
-        .unwrap();
+    let (server, client) = support::audited_cluster(TEST_AGENT).await;
+    support::create_namespace(&client, &lease_namespace).await;
 
     // The controllers in this process, through the operator's own (unlabelled) client.
     let operator_client = server.client();

@@ -30,7 +30,8 @@ async fn main() {
         .unwrap_or(100_000);
     let dir = tempfile::tempdir().expect("temp dir");
     let kubeconfig = dir.path().join("kubeconfig");
-    let mut server = spawn_embedded(&kubeconfig, &["--insecure-no-auth"]);
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_apiserver"));
+    let mut server = spawn_embedded(binary, &kubeconfig, &["--insecure-no-auth"]);
     let pid = server.id();
     let client = client_from(&kubeconfig).await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");

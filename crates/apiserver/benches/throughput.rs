@@ -4,9 +4,9 @@
 use std::time::{Duration, Instant};
 
 /// The server runs in this process under jemalloc, the allocator of the binaries that host it
-/// (`apiserver`, and `operator` in dev mode).
+/// (`apiserver`, and `operator` in dev mode), with their options (the `serving` crate's).
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: serving::allocator::Jemalloc = serving::allocator::Jemalloc;
 
 use apiserver::{ApiServer, Config};
 use futures::{StreamExt, TryStreamExt};

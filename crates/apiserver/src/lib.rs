@@ -144,7 +144,7 @@ impl ApiServer {
             Some(identity) => tokio::spawn(serve(identity.listener(listener), app, stopped)),
             None => {
                 use axum::serve::ListenerExt;
-                let listener = listener.tap_io(no_delay);
+                let listener = listener.tap_io(serving::listener::no_delay);
                 tokio::spawn(serve(listener, app, stopped))
             }
         };
@@ -268,15 +268,6 @@ pub fn kubeconfig_yaml(url: &str, ca_pem: Option<&str>, token: Option<&str>) -> 
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: embedded\n  cluster:\n    server: {url}{ca}\nusers:\n- name: embedded\n  user: {user}\ncontexts:\n- name: embedded\n  context:\n    cluster: embedded\n    user: embedded\n    namespace: default\ncurrent-context: embedded\n"
     )
-}
-
-/// Turns Nagle's algorithm off on a connection, as Go's net package (and so kube-apiserver) does by
-/// default. With it on, a watch event written while the previous one is unacknowledged waits for the
-/// client's delayed ACK: up to 40 ms on Linux, since a watching client sends nothing to carry the ACK.
-pub(crate) fn no_delay(tcp: &mut tokio::net::TcpStream) {
-    if let Err(error) = tcp.set_nodelay(true) {
-        tracing::debug!(%error, "could not set TCP_NODELAY");
-    }
 }
 
 /// Serves `app` on `listener` until `stopped` fires.

@@ -4,25 +4,13 @@ use std::{ffi::OsString, io::IsTerminal, net::SocketAddr, path::PathBuf};
 
 use clap::Parser;
 
-/// jemalloc rather than glibc's malloc, as in the `operator` binary that hosts this server in dev mode.
-/// The server holds many small allocations (each object's JSON, index entries, watch events) that
-/// live and die at different times; under glibc's malloc its writes slowed as the heap grew (malloc's
-/// own time rose from 7% to 17% of the CPU over three rounds of 10,000 resources and their Events),
-/// under jemalloc they did not (`cargo bench -p operator --bench convergence`, BENCHMARKS.md).
+/// jemalloc rather than glibc's malloc, as in the `operator` binary that hosts this server in dev mode,
+/// with the options both run it with (serving::allocator says why). The server holds many small
+/// allocations (each object's JSON, index entries, watch events) that live and die at different times;
+/// under glibc's malloc its writes slowed as the heap grew, under jemalloc they did not.
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc's options, read before `main`, as the `operator` binary sets them: a background thread
-/// returns pages unused for a second (jemalloc's default waits ten), so the RSS follows the live heap
-/// soon after a burst of lists or writes.
-#[allow(
-    unsafe_code,
-    reason = "jemalloc reads its options from this exported symbol before main; there is no safe setter"
-)]
-#[unsafe(export_name = "_rjem_malloc_conf")]
-static JEMALLOC_OPTIONS: Option<&'static std::ffi::c_char> =
-    // SAFETY: a C string literal is valid, NUL-terminated and lives for the whole program.
-    Some(unsafe { &*c"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0".as_ptr() });
+static ALLOCATOR: serving::allocator::Jemalloc = serving::allocator::Jemalloc;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -67,9 +67,9 @@
 //! a build, and the server is 1.33's). The server runs on the Tokio runtime of the test that starts it.
 //! The build needs no Go and no network: the Kubernetes types the server needs come from a snapshot
 //! committed in `crates/apimachinery/generated`. The `go-modules` feature reads them from the
-//! Kubernetes Go modules instead, as this repository's own build does. It does need a C compiler and
-//! `make`: ring (rustls's cryptography) and jemalloc (the `apiserver` binary's allocator, a dependency
-//! of the crate) are built from source.
+//! Kubernetes Go modules instead, as this repository's own build does. It does need a C compiler: ring
+//! (rustls's cryptography) is built from source. jemalloc, the `apiserver` binary's allocator, is not:
+//! the server's library is used without its `jemalloc` feature.
 
 mod crds;
 mod environment;

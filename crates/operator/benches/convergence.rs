@@ -45,9 +45,10 @@ mod support;
 /// The embedded API server runs in this process under jemalloc, the allocator of the binaries that
 /// host it (`apiserver`, and `operator` in dev mode). Under glibc's malloc the server slowed down from
 /// round to round as the Events of earlier rounds piled up in its heap (malloc's own time rose from 7%
-/// to 17% of the process's CPU between the first and the third round, perf).
+/// to 17% of the process's CPU between the first and the third round, perf). With the binaries'
+/// options too: they are linked into every program of this package (serving::allocator).
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: serving::allocator::Jemalloc = serving::allocator::Jemalloc;
 
 use std::{
     collections::{HashMap, HashSet},

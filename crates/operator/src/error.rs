@@ -96,6 +96,17 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// A certificate that cannot be made or read, or a TLS configuration that cannot be built: the
+/// webhook server cannot start.
+impl From<serving::Error> for Error {
+    fn from(e: serving::Error) -> Self {
+        match e {
+            serving::Error::Io(e) => Error::Io(e),
+            other => Error::Config(format!("webhook certificate: {other}")),
+        }
+    }
+}
+
 /// What PostgreSQL or the connection said, on one line. tokio-postgres' own text is only the kind
 /// ("db error"), with PostgreSQL's message, detail and hint in its source on lines of their own; a
 /// status condition, an Event or a log line needs them together.

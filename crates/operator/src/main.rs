@@ -9,23 +9,11 @@ use operator::manager::{
 };
 use tokio::sync::watch;
 
-/// jemalloc rather than glibc's malloc. After a burst (10,000 resources reconciled at once) glibc kept
-/// about 9 MB freed but resident in its arenas, fragments that `malloc_trim` could not return (the
-/// operator then sat at 40-41 MiB for 21 MB of live heap); jemalloc, which returns unused pages on its
-/// own, settled at about 36 MiB (`cargo bench -p operator --bench convergence`, 2026-11-23).
+/// jemalloc rather than glibc's malloc, with the options the `apiserver` binary runs it with
+/// (serving::allocator says why). After a burst (10,000 resources reconciled at once) glibc kept about
+/// 9 MB freed but resident in its arenas; jemalloc, which returns unused pages on its own, did not.
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc's options, read before `main`: a background thread returns pages unused for a second
-/// (jemalloc's default waits ten), so the RSS follows the live heap soon after a burst.
-#[allow(
-    unsafe_code,
-    reason = "jemalloc reads its options from this exported symbol before main; there is no safe setter"
-)]
-#[unsafe(export_name = "_rjem_malloc_conf")]
-static JEMALLOC_OPTIONS: Option<&'static std::ffi::c_char> =
-    // SAFETY: a C string literal is valid, NUL-terminated and lives for the whole program.
-    Some(unsafe { &*c"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0".as_ptr() });
+static ALLOCATOR: serving::allocator::Jemalloc = serving::allocator::Jemalloc;
 
 /// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches. Both are
 /// registered before this returns: a signal that arrived before a spawned task first ran would

@@ -17,11 +17,11 @@ mod support;
 
 use std::{collections::BTreeSet, fmt, path::Path, time::Duration};
 
-use apiserver::{ApiServer, Audit, AuditRecord, Config, http::audit::Attributes};
+use apiserver::{AuditRecord, http::audit::Attributes};
 use k8s_openapi::{
     api::{
         admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
-        core::v1::{Namespace, Secret, Service},
+        core::v1::{Secret, Service},
         rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding},
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
@@ -38,11 +38,10 @@ use operator::{
     },
     db::{DatabaseConfig, throwaway::ThrowawayPostgres},
 };
-use serde_json::json;
 use support::{
     OperatorProcess, eventually,
     lifecycles::{
-        LIMIT, leader_election, object, postgres_writer_lifecycle, vote_config_lifecycle, web_app_lifecycle,
+        LIMIT, leader_election, postgres_writer_lifecycle, vote_config_lifecycle, web_app_lifecycle,
     },
 };
 
@@ -280,24 +279,6 @@ fn granted_to_everyone(path: &str) -> bool {
 
 // The cluster and the lifecycles.
 
-/// The embedded API server with the audit on and our CRDs, and this test's own (labelled) client.
-async fn audited_cluster() -> (ApiServer, kube::Client) {
-    let server = ApiServer::start(Config {
-        audit: Audit::Memory,
-        ..Config::default()
-    })
-    .await
-    .expect("API server starts");
-    let mut config = server.kube_config();
-    config.headers.push((
-        axum::http::header::USER_AGENT,
-        axum::http::HeaderValue::from_static(TEST_AGENT),
-    ));
-    let client = kube::Client::try_from(config).expect("client");
-    support::install_crds(&client).await;
-    (server, client)
-}
-
 /// `operator run --webhook-cert-secret` in `namespace` as config/default runs it, until it has issued
 /// the certificate into the Secret config/webhook declares and put its CA into every place that calls
 /// the webhook Service: the admission configurations of config/webhook and VoteConfig's CRD, as
@@ -407,15 +388,8 @@ async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unu
         .find(|g| matches(&g.rule.resources, "leases"))
         .and_then(|g| g.namespace.clone())
         .expect("a Role for the Lease");
-    let (server, client) = audited_cluster().await;
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &object(json!({"metadata": {"name": lease_namespace}})),
-        )
-        .await
-        .unwrap();
+    let (server, client) = support::audited_cluster(TEST_AGENT).await;
+    support::create_namespace(&client, &lease_namespace).await;
 
     // The controllers in this process, through the operator's own (unlabelled) client.
     let operator_client = server.client();

@@ -1,5 +1,6 @@
 //! What the benchmarks share: the objects they write, resident memory from /proc, and the embedded
-//! server started as its own process (so that its RSS is only its own).
+//! server started as its own process (so that its RSS is only its own). Also the side-by-side bench's,
+//! in the testenv crate (`#[path]`), which runs the same binary.
 
 #![allow(dead_code)] // each bench uses its own part
 
@@ -35,10 +36,10 @@ pub fn config_map(i: usize) -> ConfigMap {
     cm
 }
 
-/// The `apiserver` binary serving on a free loopback port, its kubeconfig written to `kubeconfig`;
-/// returns once it says it serves. `extra` adds flags (`--insecure-no-auth`).
-pub fn spawn_embedded(kubeconfig: &Path, extra: &[&str]) -> Child {
-    let mut server = Command::new(env!("CARGO_BIN_EXE_apiserver"))
+/// The `apiserver` binary at `binary` serving on a free loopback port, its kubeconfig written to
+/// `kubeconfig`; returns once it says it serves. `extra` adds flags (`--insecure-no-auth`).
+pub fn spawn_embedded(binary: &Path, kubeconfig: &Path, extra: &[&str]) -> Child {
+    let mut server = Command::new(binary)
         .args(["--addr", "127.0.0.1:0", "--log", "warn"])
         .args(extra)
         .arg("--kubeconfig")

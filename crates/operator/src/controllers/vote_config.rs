@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{
-    Api, Resource, ResourceExt,
-    runtime::{Controller, controller::Action, events::EventType, watcher},
+    Resource, ResourceExt,
+    runtime::{controller::Action, events::EventType, watcher},
 };
 
 use super::{
@@ -18,30 +18,33 @@ use super::{
 use crate::{
     Error, Result,
     api::vote_config::{VoteConfig, VoteConfigSpec, VoteConfigStatus},
-    runtime::{ControllerContext, Reconciler, Toolkit},
+    runtime::{Cache, ControllerContext, Reconciler, Toolkit, Watches},
 };
 
 pub const NAME: &str = "vote-config";
 const DATA_KEY: &str = "options.txt";
 const QUESTION_KEY: &str = "question.txt";
+/// The label every ConfigMap of ours carries; the controller's cache holds only ConfigMaps with it.
+const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "vote-config");
 
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext) -> Result<()> {
-    crate::runtime::run(ctx, VoteConfigs).await
+    let mut watches = Watches::new(&ctx);
+    let (label, value) = MANAGED_BY;
+    let config_maps = watches.owns(watcher::Config::default().labels(&format!("{label}={value}")));
+    crate::runtime::run_with(ctx, VoteConfigs { config_maps }, watches).await
 }
 
-struct VoteConfigs;
+struct VoteConfigs {
+    config_maps: Cache<ConfigMap>,
+}
 
 impl Reconciler for VoteConfigs {
     type Object = VoteConfig;
     const NAME: &'static str = NAME;
 
-    fn watch(controller: Controller<VoteConfig>, ctx: &ControllerContext) -> Controller<VoteConfig> {
-        controller.owns(ctx.watched::<ConfigMap>(), watcher::Config::default())
-    }
-
     async fn apply(&self, vote_config: &VoteConfig, kit: &Toolkit) -> Result<Action> {
-        reconcile_config_map(vote_config, kit).await
+        reconcile_config_map(vote_config, &self.config_maps, kit).await
     }
 }
 
@@ -66,8 +69,8 @@ pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
             name: Some(config_map_name(vote_config)),
             namespace: vote_config.namespace(),
             labels: Some(BTreeMap::from([(
-                "app.kubernetes.io/managed-by".into(),
-                "vote-config".into(),
+                MANAGED_BY.0.to_owned(),
+                MANAGED_BY.1.to_owned(),
             )])),
             owner_references: controller_reference(vote_config),
             ..Default::default()
@@ -100,45 +103,34 @@ fn matches_desired(live: &ConfigMap, desired: &ConfigMap) -> bool {
             .all(|r| live.owner_references().contains(r))
 }
 
-async fn reconcile_config_map(vote_config: &VoteConfig, kit: &Toolkit) -> Result<Action> {
-    let config_maps: Api<ConfigMap> = kit.api_beside(vote_config);
+async fn reconcile_config_map(
+    vote_config: &VoteConfig,
+    config_maps: &Cache<ConfigMap>,
+    kit: &Toolkit,
+) -> Result<Action> {
     let name = config_map_name(vote_config);
     let generation = vote_config.meta().generation;
     let previous = vote_config.status.clone().unwrap_or_default();
+    let desired = desired_config_map(vote_config);
 
-    // Observe.
-    let live = config_maps.get_opt(&name).await?;
+    // Observe: from the cache when it shows our ConfigMap as the spec asks, else from the API server.
+    let live = config_maps
+        .current(vote_config, &name, |cached| {
+            controlled_by(cached, vote_config) && matches_desired(cached, &desired)
+        })
+        .await?;
 
     // Compare: someone else's ConfigMap is never taken over.
     if let Some(live) = &live
         && !controlled_by(live, vote_config)
     {
         let message = not_owned_message("ConfigMap", &name, "VoteConfig");
-        let status = VoteConfigStatus {
-            observed_generation: generation,
-            conditions: vec![ready_condition(
-                false,
-                "ConfigMapNotOwned",
-                &message,
-                find_ready(&previous.conditions),
-                generation,
-            )],
-            ..previous.clone()
-        };
-        if vote_config.status.as_ref() != Some(&status) {
-            kit.publish(
-                vote_config,
-                EventType::Warning,
-                "ConfigMapNotOwned",
-                message.clone(),
-            );
-        }
-        kit.write_status(vote_config, status).await?;
+        kit.report_not_ready(vote_config, "ConfigMapNotOwned", message.clone())
+            .await?;
         return Err(Error::NotOwned(message));
     }
 
     // Act: only when the ConfigMap differs from what the spec asks.
-    let desired = desired_config_map(vote_config);
     let changed = !live.as_ref().is_some_and(|live| matches_desired(live, &desired));
     if changed {
         kit.apply(&desired).await?;

@@ -22,8 +22,8 @@ use k8s_openapi::{
 };
 use kube::{
     Api, Resource, ResourceExt,
-    api::{ListParams, Patch, PatchParams},
-    runtime::{Controller, controller::Action, events::EventType, reflector::ObjectRef, watcher},
+    api::{Patch, PatchParams},
+    runtime::{controller::Action, events::EventType, reflector::ObjectRef, watcher},
 };
 use serde_json::json;
 
@@ -35,7 +35,7 @@ use super::{
 use crate::{
     Error, Result,
     api::web_app::{LEGACY_FINALIZER, WebApp, WebAppStatus},
-    runtime::{ControllerContext, Reconciler, Toolkit},
+    runtime::{Cache, ControllerContext, Reconciler, Toolkit, Watches},
 };
 
 pub const NAME: &str = "web-app";
@@ -45,31 +45,33 @@ const PORT_NAME: &str = "http";
 
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext) -> Result<()> {
-    crate::runtime::run(ctx, WebApps).await
+    let mut watches = Watches::new(&ctx);
+    // Only objects with an `app` label, the one a WebApp's children and pods carry, are watched and
+    // cached: a same-named child without it is someone else's, found when a reconcile looks it up.
+    let with_app_label = || watcher::Config::default().labels(APP_LABEL);
+    let web_apps = WebApps {
+        deployments: watches.owns(with_app_label()),
+        services: watches.owns(with_app_label()),
+        // A pod's container that cannot start changes no Deployment field until its progress
+        // deadline (ten minutes): the pods themselves tell at once.
+        pods: watches.watches(with_app_label(), |pod: Pod| {
+            let name = pod.labels().get(APP_LABEL)?.clone();
+            Some(ObjectRef::new(&name).within(&pod.namespace()?))
+        }),
+    };
+    crate::runtime::run_with(ctx, web_apps, watches).await
 }
 
-struct WebApps;
+/// The controller, and the caches its watches keep.
+struct WebApps {
+    deployments: Cache<Deployment>,
+    services: Cache<Service>,
+    pods: Cache<Pod>,
+}
 
 impl Reconciler for WebApps {
     type Object = WebApp;
     const NAME: &'static str = NAME;
-
-    fn watch(controller: Controller<WebApp>, ctx: &ControllerContext) -> Controller<WebApp> {
-        controller
-            .owns(ctx.watched::<Deployment>(), watcher::Config::default())
-            .owns(ctx.watched::<Service>(), watcher::Config::default())
-            // A pod's container that cannot start changes no Deployment field until its progress
-            // deadline (ten minutes): the pods themselves tell at once. Only pods with an `app`
-            // label, the one WebApps' pods carry, are watched.
-            .watches(
-                ctx.watched::<Pod>(),
-                watcher::Config::default().labels(APP_LABEL),
-                |pod: Pod| {
-                    let name = pod.labels().get(APP_LABEL)?.clone();
-                    Some(ObjectRef::new(&name).within(&pod.namespace()?))
-                },
-            )
-    }
 
     async fn apply(&self, web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
         remove_legacy_finalizer(web_app, kit).await?;
@@ -78,7 +80,7 @@ impl Reconciler for WebApps {
             // only race it.
             return Ok(Action::await_change());
         }
-        reconcile_children(web_app, kit).await
+        self.reconcile_children(web_app, kit).await
     }
 }
 
@@ -217,8 +219,10 @@ const CANNOT_START: [&str; 8] = [
 
 /// The first container of `pods` that cannot start: its waiting reason, and a message naming the pod
 /// and container with the kubelet's words.
-pub fn container_that_cannot_start(pods: &[Pod]) -> Option<(&'static str, String)> {
-    pods.iter().find_map(|pod| {
+pub fn container_that_cannot_start<'a>(
+    pods: impl IntoIterator<Item = &'a Pod>,
+) -> Option<(&'static str, String)> {
+    pods.into_iter().find_map(|pod| {
         let statuses = pod.status.as_ref()?.container_statuses.as_ref()?;
         statuses.iter().find_map(|status| {
             let waiting = status.state.as_ref()?.waiting.as_ref()?;
@@ -283,94 +287,96 @@ async fn remove_legacy_finalizer(web_app: &WebApp, kit: &Toolkit) -> Result<()> 
     Ok(())
 }
 
-async fn reconcile_children(web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
-    let name = web_app.name_any();
-    let deployments: Api<Deployment> = kit.api_beside(web_app);
-    let services: Api<Service> = kit.api_beside(web_app);
+impl WebApps {
+    async fn reconcile_children(&self, web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
+        let name = web_app.name_any();
 
-    // Observe.
-    let mut deployment = deployments.get_opt(&name).await?;
-    let service = services.get_opt(&name).await?;
+        // Observe: from the caches when they show our children as the spec asks, else from the API
+        // server.
+        let mut deployment = self
+            .deployments
+            .current(web_app, &name, |d| {
+                controlled_by(d, web_app) && deployment_matches(d, web_app)
+            })
+            .await?;
+        let service = self
+            .services
+            .current(web_app, &name, |s| {
+                controlled_by(s, web_app) && service_matches(s, web_app)
+            })
+            .await?;
 
-    // Compare: a same-named child someone else made is never taken over, and while one is in the way
-    // neither child is applied, so the WebApp never half-runs beside a stranger's object.
-    let foreign = foreign_child(web_app, deployment.as_ref(), service.as_ref());
+        // Compare: a same-named child someone else made is never taken over, and while one is in the
+        // way neither child is applied, so the WebApp never half-runs beside a stranger's object.
+        let foreign = foreign_child(web_app, deployment.as_ref(), service.as_ref());
 
-    // Act on the children.
-    if foreign.is_none()
-        && !deployment
-            .as_ref()
-            .is_some_and(|d| deployment_matches(d, web_app))
-    {
-        deployment = Some(kit.apply(&desired_deployment(web_app)).await?);
-        let note = format!("Deployment {name} applied");
-        kit.publish(web_app, EventType::Normal, "DeploymentApplied", note);
-    }
-    if foreign.is_none() && !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
-        kit.apply(&desired_service(web_app)).await?;
-        let note = format!("Service {name} applied");
-        kit.publish(web_app, EventType::Normal, "ServiceApplied", note);
-    }
-
-    // The status: a stranger's Deployment says nothing about ours.
-    let ours = deployment.filter(|d| controlled_by(d, web_app));
-    let (mut phase, ready) = phase(ours.as_ref(), web_app);
-    // Not all ready yet: a container that cannot start is worth telling now, not at the Deployment's
-    // progress deadline.
-    let mut cannot_start = None;
-    if phase == "Deploying" && foreign.is_none() {
-        let pods: Api<Pod> = kit.api_beside(web_app);
-        let selector = ListParams::default().labels(&selector(web_app));
-        cannot_start = container_that_cannot_start(&pods.list(&selector).await?.items);
-        if cannot_start.is_some() {
-            phase = "Failed";
+        // Act on the children.
+        if foreign.is_none()
+            && !deployment
+                .as_ref()
+                .is_some_and(|d| deployment_matches(d, web_app))
+        {
+            deployment = Some(kit.apply(&desired_deployment(web_app)).await?);
+            let note = format!("Deployment {name} applied");
+            kit.publish(web_app, EventType::Normal, "DeploymentApplied", note);
         }
+        if foreign.is_none() && !service.as_ref().is_some_and(|s| service_matches(s, web_app)) {
+            kit.apply(&desired_service(web_app)).await?;
+            let note = format!("Service {name} applied");
+            kit.publish(web_app, EventType::Normal, "ServiceApplied", note);
+        }
+
+        // The status: a stranger's Deployment says nothing about ours.
+        let ours = deployment.filter(|d| controlled_by(d, web_app));
+        let (mut phase, ready) = phase(ours.as_ref(), web_app);
+        // Not all ready yet: a container that cannot start is worth telling now, not at the
+        // Deployment's progress deadline. The pods come from the cache: a pod's change reconciles
+        // after the cache holds it.
+        let mut cannot_start = None;
+        if phase == "Deploying" && foreign.is_none() {
+            let namespace = web_app.namespace().unwrap_or_default();
+            let pods = self
+                .pods
+                .list(&namespace, |pod| pod.labels().get(APP_LABEL) == Some(&name));
+            cannot_start = container_that_cannot_start(pods.iter().map(AsRef::as_ref));
+            if cannot_start.is_some() {
+                phase = "Failed";
+            }
+        }
+        let previous = web_app.status.clone().unwrap_or_default();
+        let generation = web_app.meta().generation;
+        let running = phase == "Running";
+        let mut status = WebAppStatus {
+            phase: Some(phase.into()),
+            ready_replicas: Some(ready),
+            observed_generation: generation,
+            selector: Some(selector(web_app)),
+            conditions: vec![ready_condition(
+                running,
+                if running { "Running" } else { phase },
+                &format!("{ready}/{} replicas ready", web_app.spec.replicas),
+                find_ready(&previous.conditions),
+                generation,
+            )],
+        };
+        // A fault needs the user: the Ready condition says which, and a Warning Event too.
+        let fault = foreign.clone().or_else(|| {
+            cannot_start.map(|(reason, message)| (reason, format!("{message}: check spec.image")))
+        });
+        match fault {
+            Some((reason, message)) => {
+                // The Ready condition before this reconcile's, so that its transition time holds.
+                status.conditions = previous.conditions.clone();
+                kit.report_not_ready_in(web_app, status, reason, message).await?
+            }
+            None => kit.write_status(web_app, status).await?,
+        }
+        if let Some((_, message)) = foreign {
+            return Err(Error::NotOwned(message));
+        }
+        // Drift is repaired by the controller's periodic resync of every object.
+        Ok(Action::await_change())
     }
-    let previous = web_app.status.clone().unwrap_or_default();
-    let generation = web_app.meta().generation;
-    let running = phase == "Running";
-    let (ready_reason, message) = match (&foreign, &cannot_start) {
-        (Some((reason, message)), _) => (*reason, message.clone()),
-        (None, Some((reason, message))) => (*reason, message.clone()),
-        (None, None) => (
-            if running { "Running" } else { phase },
-            format!("{ready}/{} replicas ready", web_app.spec.replicas),
-        ),
-    };
-    let status = WebAppStatus {
-        phase: Some(phase.into()),
-        ready_replicas: Some(ready),
-        observed_generation: generation,
-        selector: Some(selector(web_app)),
-        conditions: vec![ready_condition(
-            running && foreign.is_none(),
-            ready_reason,
-            &message,
-            find_ready(&previous.conditions),
-            generation,
-        )],
-    };
-    if let Some((reason, message)) = &foreign
-        && web_app.status.as_ref() != Some(&status)
-    {
-        kit.publish(web_app, EventType::Warning, reason, message.clone());
-    }
-    if let Some((reason, message)) = &cannot_start
-        && previous.phase.as_deref() != Some("Failed")
-    {
-        kit.publish(
-            web_app,
-            EventType::Warning,
-            reason,
-            format!("{message}: check spec.image"),
-        );
-    }
-    kit.write_status(web_app, status).await?;
-    if let Some((_, message)) = foreign {
-        return Err(Error::NotOwned(message));
-    }
-    // Drift is repaired by the controller's periodic resync of every object.
-    Ok(Action::await_change())
 }
 
 /// The first child whose name someone else holds, as a Ready reason and message.

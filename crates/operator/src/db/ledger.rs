@@ -18,10 +18,10 @@ use std::{
 };
 
 use super::{
-    RowStore, TableName,
+    DatabaseMetrics, Pool, TableName,
     pool::Client,
-    rows::{is_undefined_table, query},
-    table_creation,
+    statement::{is_undefined_table, query},
+    table_creation::{self, TableGates},
 };
 use crate::{Error, Result};
 
@@ -63,14 +63,30 @@ pub struct OwnedRow {
     pub owner_uid: String,
 }
 
-/// Whether the ledger was found recently, and the releases that could not reach the database yet.
-#[derive(Clone, Default)]
-pub(super) struct LedgerCheck {
+/// The ledger and what it keeps in this process: whether it was found recently, and the releases
+/// that could not reach the database yet. Cheap to clone: every clone shares the same state.
+#[derive(Clone)]
+pub(super) struct Ledger {
+    pool: Pool,
+    metrics: DatabaseMetrics,
+    /// Shared with the row store: its tables' checks and the ledger's take turns by name.
+    gates: Arc<TableGates>,
     checked_at: Arc<Mutex<Option<Instant>>>,
     pending_releases: Arc<Mutex<HashSet<OwnedRow>>>,
 }
 
-impl LedgerCheck {
+impl Ledger {
+    pub(super) fn new(pool: Pool, metrics: DatabaseMetrics, gates: Arc<TableGates>) -> Self {
+        Ledger {
+            pool,
+            metrics,
+            gates,
+            checked_at: Arc::default(),
+            pending_releases: Arc::default(),
+        }
+    }
+
+    /// Trust no longer that the ledger exists: a statement failed in a way its loss explains.
     pub(super) fn forget(&self) {
         *self.checked_at.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
@@ -154,30 +170,30 @@ pub enum Released {
     Deferred,
 }
 
-impl RowStore {
+impl Ledger {
     /// Creates the ledger unless it was found recently.
-    pub async fn ensure_ledger(&self) -> Result<()> {
-        if self.ledger.recently_checked() {
+    pub(super) async fn ensure(&self) -> Result<()> {
+        if self.recently_checked() {
             return Ok(());
         }
         // Its name holds a hyphen, so it shares its gate with no table of rows.
         let _turn = self.gates.turn(LEDGER_TABLE).await;
-        if self.ledger.recently_checked() {
+        if self.recently_checked() {
             return Ok(());
         }
         let started = Instant::now();
-        self.pool().run(async |client| create(client).await).await?;
-        self.metrics().observe("schema", 1, started.elapsed());
-        self.ledger.checked();
+        self.pool.run(async |client| create(client).await).await?;
+        self.metrics.observe("schema", 1, started.elapsed());
+        self.checked();
         Ok(())
     }
 
     /// Every row the ledger lists, after applying the releases that were waiting for the database.
-    pub async fn owned_rows(&self) -> Result<Vec<OwnedRow>> {
+    pub(super) async fn owned_rows(&self) -> Result<Vec<OwnedRow>> {
         self.apply_pending_releases().await?;
         let started = Instant::now();
         let listed = self
-            .pool()
+            .pool
             .run(async |client| {
                 let sql = format!("SELECT row_table, row_id, owner_uid FROM {LEDGER}");
                 let rows = client.query(&sql, &[]).await;
@@ -187,7 +203,7 @@ impl RowStore {
                 rows.map_err(Error::Database)
             })
             .await?;
-        self.metrics().observe("list", listed.len(), started.elapsed());
+        self.metrics.observe("list", listed.len(), started.elapsed());
         Ok(listed
             .iter()
             .filter_map(|row| {
@@ -202,12 +218,12 @@ impl RowStore {
 
     /// Takes `rows` off the ledger: they stay in their tables, no longer ours. When the database does
     /// not answer, the release is kept in this process and retried before every sweep.
-    pub async fn release(&self, rows: Vec<OwnedRow>) -> Released {
+    pub(super) async fn release(&self, rows: Vec<OwnedRow>) -> Released {
         match self.release_now(&rows).await {
             Ok(()) => Released::Now,
             Err(error) => {
                 tracing::warn!(%error, "releasing rows failed; retried before the next orphan sweep");
-                self.ledger.defer(rows);
+                self.defer(rows);
                 Released::Deferred
             }
         }
@@ -221,7 +237,7 @@ impl RowStore {
             "DELETE FROM {LEDGER} AS l USING unnest($1::text[], $2::text[], $3::text[]) AS r(t, id, owner_uid) \
              WHERE l.row_table = r.t AND l.row_id = r.id AND l.owner_uid = r.owner_uid"
         );
-        self.pool()
+        self.pool
             .run(
                 async |client| match client.execute(&sql, &[&tables, &ids, &owners]).await {
                     Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Ok(()),
@@ -232,22 +248,22 @@ impl RowStore {
     }
 
     async fn apply_pending_releases(&self) -> Result<()> {
-        let pending = self.ledger.pending();
+        let pending = self.pending();
         if pending.is_empty() {
             return Ok(());
         }
         self.release_now(&pending).await?;
-        self.ledger.done(&pending);
+        self.done(&pending);
         Ok(())
     }
 
     /// Deletes `orphans`, rows whose resource is gone, together with their ledger entries: only rows
     /// the ledger still lists for that owner when the statement runs (not one released meanwhile)
     /// and not one whose release is waiting. Returns how many rows went.
-    pub async fn sweep(&self, orphans: Vec<OwnedRow>) -> Result<u64> {
+    pub(super) async fn sweep(&self, orphans: Vec<OwnedRow>) -> Result<u64> {
         let mut by_table: BTreeMap<TableName, Vec<(String, String)>> = BTreeMap::new();
         for orphan in orphans {
-            if self.ledger.is_pending(&orphan) {
+            if self.is_pending(&orphan) {
                 continue;
             }
             by_table
@@ -260,14 +276,14 @@ impl RowStore {
             let keys: Vec<(&str, &str)> = keys.iter().map(|(i, o)| (i.as_str(), o.as_str())).collect();
             let started = Instant::now();
             let deleted = self
-                .pool()
+                .pool
                 .run(async |client| sweep_table(client, &table, &keys).await)
                 .await?;
-            self.metrics().observe("sweep", keys.len(), started.elapsed());
+            self.metrics.observe("sweep", keys.len(), started.elapsed());
             for id in &deleted {
                 tracing::info!(%table, row = %id, "orphan row deleted");
             }
-            self.metrics().rows_deleted.inc_by(deleted.len() as u64);
+            self.metrics.rows_deleted.inc_by(deleted.len() as u64);
             swept += deleted.len() as u64;
         }
         Ok(swept)

@@ -8,7 +8,9 @@ mod ledger;
 mod metrics;
 mod pool;
 mod rows;
+mod statement;
 mod table_creation;
+mod table_name;
 #[cfg(feature = "dev")]
 pub mod throwaway;
 
@@ -17,4 +19,5 @@ pub use config::DatabaseConfig;
 pub use ledger::{LEDGER_TABLE, OwnedRow, Released};
 pub use metrics::DatabaseMetrics;
 pub use pool::Pool;
-pub use rows::{Row, RowStore, TableName, TableState, UpsertOutcome};
+pub use rows::{Row, RowStore, TableState, UpsertOutcome};
+pub use table_name::TableName;

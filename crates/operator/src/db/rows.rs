@@ -10,53 +10,15 @@ use std::{
     time::Instant,
 };
 
-use tokio_postgres::error::SqlState;
-
 use super::{
-    DatabaseMetrics, Pool,
+    DatabaseMetrics, OwnedRow, Pool, Released, TableName,
     checked_tables::CheckedTables,
-    ledger::{self, LedgerCheck},
+    ledger::{self, Ledger},
     pool::Client,
+    statement::{is_undefined_table, query},
     table_creation::{self, TableGates},
 };
 use crate::{Error, Result};
-
-/// A table name that is a valid lower-case PostgreSQL identifier (the CRD schema enforces the same).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TableName(String);
-
-impl TableName {
-    pub fn parse(name: &str) -> Result<Self> {
-        let valid = !name.is_empty()
-            && name.len() <= 63
-            && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if valid {
-            Ok(TableName(name.to_owned()))
-        } else {
-            Err(Error::InvalidSpec(format!(
-                "table {name:?} is not a valid identifier: use 1-63 lower-case letters, digits and underscores, not starting with a digit"
-            )))
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The identifier quoted for SQL. Parsing admits no `"`, so no escaping is needed.
-    pub fn quoted(&self) -> String {
-        format!("\"{}\"", self.0)
-    }
-}
-
-impl std::fmt::Display for TableName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// One resource's row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,19 +85,42 @@ pub struct RowStore {
     metrics: DatabaseMetrics,
     checked_tables: Arc<Mutex<CheckedTables>>,
     /// One check or creation of a table at a time; the ledger's too.
-    pub(super) gates: Arc<TableGates>,
-    pub(super) ledger: LedgerCheck,
+    gates: Arc<TableGates>,
+    ledger: Ledger,
 }
 
 impl RowStore {
     pub fn new(pool: Pool, metrics: DatabaseMetrics) -> Self {
+        let gates = Arc::<TableGates>::default();
         RowStore {
+            ledger: Ledger::new(pool.clone(), metrics.clone(), gates.clone()),
             pool,
             metrics,
             checked_tables: Arc::new(Mutex::new(CheckedTables::new(Instant::now()))),
-            gates: Arc::default(),
-            ledger: LedgerCheck::default(),
+            gates,
         }
+    }
+
+    /// Creates the ledger unless it was found recently.
+    pub async fn ensure_ledger(&self) -> Result<()> {
+        self.ledger.ensure().await
+    }
+
+    /// Every row the ledger lists, after applying the releases that were waiting for the database.
+    pub async fn owned_rows(&self) -> Result<Vec<OwnedRow>> {
+        self.ledger.owned_rows().await
+    }
+
+    /// Takes `rows` off the ledger: they stay in their tables, no longer ours. When the database does
+    /// not answer, the release is kept in this process and retried before every sweep.
+    pub async fn release(&self, rows: Vec<OwnedRow>) -> Released {
+        self.ledger.release(rows).await
+    }
+
+    /// Deletes `orphans`, rows whose resource is gone, with their ledger entries (see
+    /// [`super::ledger`]); returns how many rows went.
+    pub async fn sweep(&self, orphans: Vec<OwnedRow>) -> Result<u64> {
+        self.ledger.sweep(orphans).await
     }
 
     pub fn metrics(&self) -> &DatabaseMetrics {
@@ -357,22 +342,6 @@ impl RowStore {
     }
 }
 
-pub(super) fn is_undefined_table<T>(result: &Result<T, tokio_postgres::Error>) -> bool {
-    matches!(result, Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE))
-}
-
-/// Runs `sql` as a statement prepared once per connection: the batch statements are the same text
-/// every time for a table, and parsing and planning them each time cost PostgreSQL more CPU than
-/// running them on a small batch.
-pub(super) async fn query(
-    client: &Client,
-    sql: &str,
-    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-) -> Result<Vec<tokio_postgres::Row>, tokio_postgres::Error> {
-    let statement = client.prepare_cached(sql).await?;
-    client.query(&statement, params).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,21 +375,5 @@ mod tests {
                 "column age is text, expected integer; column owner_uid is missing".into()
             )
         );
-    }
-
-    #[test]
-    fn table_names_are_identifiers_and_render_quoted() {
-        assert_eq!(TableName::parse("students").unwrap().quoted(), "\"students\"");
-        assert!(TableName::parse("_t1").is_ok());
-        for bad in [
-            "",
-            "1abc",
-            "Students",
-            "a-b",
-            "x\"; DROP TABLE y; --",
-            &"a".repeat(64),
-        ] {
-            assert!(TableName::parse(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -149,6 +149,15 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The Lease leader election holds.
+    pub fn lease(&self) -> super::leader::LeaseSettings {
+        super::leader::LeaseSettings {
+            name: self.leader_election_id.clone(),
+            namespace: self.leader_election_namespace.clone(),
+            duration_seconds: self.lease_duration_seconds,
+        }
+    }
+
     /// `--event-backlog-mib` in bytes.
     pub fn event_backlog_bytes(&self) -> usize {
         usize::try_from(self.event_backlog_mib << 20).unwrap_or(usize::MAX)

@@ -12,8 +12,16 @@ use kube::{
 use kube_lease_manager::{LeaseManager, LeaseManagerBuilder, LeaseManagerError};
 use tokio::{sync::watch, task::JoinHandle};
 
-use super::cli::RunArgs;
 use crate::{Error, Result};
+
+/// The Lease leader election holds, and for how long (`--leader-election-id`, `POD_NAMESPACE`,
+/// `--lease-duration`).
+#[derive(Debug, Clone)]
+pub struct LeaseSettings {
+    pub name: String,
+    pub namespace: String,
+    pub duration_seconds: u64,
+}
 
 /// The shortest Lease: it is renewed a third of its duration before it ends, and at least one second
 /// before, which must leave time between renewals.
@@ -80,21 +88,21 @@ impl Leadership {
 /// Waits until this process holds the Lease. `Ok(None)`: shutdown came first.
 pub async fn acquire(
     client: &kube::Client,
-    args: &RunArgs,
+    settings: &LeaseSettings,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<Option<Leadership>> {
     let identity = format!("{}-{}", hostname(), std::process::id());
-    let duration = check_lease_duration(args.lease_duration_seconds).map_err(Error::Config)?;
-    tracing::info!(%identity, lease = %args.leader_election_id, "waiting to become the leader");
+    let duration = check_lease_duration(settings.duration_seconds).map_err(Error::Config)?;
+    tracing::info!(%identity, lease = %settings.name, "waiting to become the leader");
     // Watched from before the lease manager first looks, so that no release can fall in between.
-    let leases: Api<Lease> = Api::namespaced(client.clone(), &args.leader_election_namespace);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &settings.namespace);
     let mut lease = tokio::select! {
-        watch = LeaseWatch::start(leases, &args.leader_election_id) => watch,
+        watch = LeaseWatch::start(leases, &settings.name) => watch,
         _ = shutdown.wait_for(|stopping| *stopping) => return Ok(None),
     };
     loop {
-        let manager = LeaseManagerBuilder::new(client.clone(), &args.leader_election_id)
-            .with_namespace(&args.leader_election_namespace)
+        let manager = LeaseManagerBuilder::new(client.clone(), &settings.name)
+            .with_namespace(&settings.namespace)
             .with_identity(&identity)
             .with_duration(duration)
             .with_grace((duration / 3).max(1))
@@ -124,7 +132,7 @@ pub async fn acquire(
             Step::Released => {
                 // The lease manager sleeps out the holder's term before it looks again, even when the
                 // holder has let go; a fresh one reads the freed Lease and takes it now.
-                tracing::info!(lease = %args.leader_election_id, "the leader released the Lease; trying at once");
+                tracing::info!(lease = %settings.name, "the leader released the Lease; trying at once");
                 candidate.release().await;
             }
         }

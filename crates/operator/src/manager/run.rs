@@ -3,8 +3,8 @@
 
 use std::{collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
 
+use serving::rustls;
 use tokio::{sync::watch, task::JoinSet};
-use tokio_rustls::rustls;
 
 use super::{
     cli::{ControllerName, RunArgs, bind_address},
@@ -117,7 +117,7 @@ impl Manager {
         } = self;
         let mut leadership = None;
         if args.leader_elect {
-            match leader::acquire(&client, &args, shutdown.clone()).await? {
+            match leader::acquire(&client, &args.lease(), shutdown.clone()).await? {
                 Some(held) => leadership = Some(held),
                 None => return Ok(()), // Shut down while waiting to lead.
             }

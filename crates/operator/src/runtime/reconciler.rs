@@ -1,13 +1,13 @@
 //! The one reconcile loop every controller runs: a controller says what it reconciles, what else it
-//! watches, and its observe/compare/act; the loop does the rest the same way for all: the watch and the
-//! resync, instrumentation and back-off, the finalizer if it has one, the error policy, and shutdown.
+//! watches ([`Watches`]), and its observe/compare/act; the loop does the rest the same way for all: the
+//! watches and the resync, instrumentation and back-off, the finalizer if it has one, the error policy,
+//! and shutdown.
 
 use std::{future::Future, sync::Arc};
 
 use kube::{
     Api,
     runtime::{
-        Controller,
         controller::{self, Action},
         finalizer::{self, finalizer},
         reflector::ObjectRef,
@@ -15,19 +15,14 @@ use kube::{
     },
 };
 
-use super::{ControllerContext, Toolkit, Triggers, WorkQueue, backoff::Backoff, key, object_key};
+use super::{
+    ControllerContext, Kind, Toolkit, Triggers, Watches, WorkQueue, backoff::Backoff, key, object_key,
+};
 use crate::{Error, Result};
 
 /// A controller: its objects (namespaced, as every kind here is) and its observe/compare/act.
 pub trait Reconciler: Send + Sync + Sized + 'static {
-    type Object: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + serde::Serialize
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static;
+    type Object: Kind + serde::Serialize;
 
     /// Names the controller everywhere: the metrics' label, readiness, the Events' reporter and the
     /// field manager of everything it applies.
@@ -39,11 +34,6 @@ pub trait Reconciler: Send + Sync + Sized + 'static {
     /// A finalizer that holds each object until [`Self::cleanup`] has succeeded. None by default:
     /// children go with their owner through the garbage collector, which needs no operator.
     const FINALIZER: Option<&'static str> = None;
-
-    /// What the controller watches besides its objects, e.g. the children it owns.
-    fn watch(controller: Controller<Self::Object>, _ctx: &ControllerContext) -> Controller<Self::Object> {
-        controller
-    }
 
     /// Observe, compare, act: brings the world in line with `object`. With a finalizer, only for an
     /// object not being deleted.
@@ -62,13 +52,20 @@ struct Running<R> {
     queue: WorkQueue,
 }
 
-/// Runs `reconciler` until shutdown.
+/// Runs `reconciler`, which watches nothing but its objects, until shutdown.
 pub async fn run<R: Reconciler>(ctx: ControllerContext, reconciler: R) -> Result<()> {
+    let watches = Watches::new(&ctx);
+    run_with(ctx, reconciler, watches).await
+}
+
+/// Runs `reconciler` until shutdown, with `watches`: what else it watches, whose caches it holds.
+pub async fn run_with<R: Reconciler>(
+    ctx: ControllerContext,
+    reconciler: R,
+    watches: Watches<R::Object>,
+) -> Result<()> {
     let queue = WorkQueue::new(R::NAME, ctx.metrics.clone(), Backoff::default());
-    let controller = R::watch(
-        ctx.controller(ctx.watched::<R::Object>(), &queue, R::TRIGGERS),
-        &ctx,
-    );
+    let controller = watches.attach(ctx.controller(ctx.watched::<R::Object>(), &queue, R::TRIGGERS));
     let running = Arc::new(Running {
         reconciler,
         kit: Toolkit::new(ctx.client.clone(), R::NAME, ctx.events.clone()),

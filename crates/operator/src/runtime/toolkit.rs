@@ -1,5 +1,6 @@
 //! What a reconcile writes with, under its controller's name: server-side apply of what it owns, its
-//! status, and Events.
+//! status, Events, and the report of an object that is not ready (its Ready condition, its status and a
+//! Warning Event in one step).
 
 use kube::{
     Api, Resource, ResourceExt,
@@ -8,8 +9,20 @@ use kube::{
 };
 use serde_json::json;
 
-use super::events::{EventRecorder, EventType};
+use super::{
+    Kind,
+    events::{EventRecorder, EventType},
+};
 use crate::Result;
+
+/// A status with a Ready condition, as every kind's here has: what [`Toolkit::report_not_ready`] needs
+/// of it. Implemented where the kinds' conditions are known (the controllers').
+pub trait ReadyStatus: Clone + Default + PartialEq + serde::Serialize {
+    /// This status with its Ready condition False for `reason` and `message`, describing the object's
+    /// `generation` (its observedGeneration too); its transition time is kept when it was False
+    /// already, and the rest of the status stays as it is.
+    fn not_ready(self, reason: &str, message: &str, generation: Option<i64>) -> Self;
+}
 
 pub struct Toolkit {
     client: kube::Client,
@@ -45,11 +58,7 @@ impl Toolkit {
     /// controller owns: applying to someone else's would make its fields ours.
     pub async fn apply<K>(&self, object: &K) -> Result<K>
     where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + serde::Serialize
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
+        K: Kind + serde::Serialize,
     {
         let api: Api<K> = self.api_beside(object);
         Ok(api
@@ -61,11 +70,7 @@ impl Toolkit {
     /// reconcile writes nothing.
     pub async fn write_status<K>(&self, object: &K, status: K::Status) -> Result<()>
     where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + HasStatus
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
+        K: Kind + HasStatus,
         K::Status: PartialEq + serde::Serialize,
     {
         if object.status() == Some(&status) {
@@ -76,6 +81,41 @@ impl Toolkit {
         api.patch_status(&object.name_any(), &self.apply_params(), &Patch::Apply(body))
             .await?;
         Ok(())
+    }
+
+    /// Reports `object` not ready: its status with the Ready condition False for `reason` and
+    /// `message`, written, and a Warning Event saying the same when that changes the status (so a
+    /// resync that finds the same fault again repeats nothing). Returns the status write's error; the
+    /// Event is recorded either way.
+    pub async fn report_not_ready<K>(&self, object: &K, reason: &'static str, message: String) -> Result<()>
+    where
+        K: Kind + HasStatus,
+        K::Status: ReadyStatus,
+    {
+        let status = object.status().cloned().unwrap_or_default();
+        self.report_not_ready_in(object, status, reason, message).await
+    }
+
+    /// [`Self::report_not_ready`], over `status` rather than the status `object` has: for a status the
+    /// reconcile computed (a phase, counts) whose Ready condition is the fault's.
+    pub async fn report_not_ready_in<K>(
+        &self,
+        object: &K,
+        status: K::Status,
+        reason: &'static str,
+        message: String,
+    ) -> Result<()>
+    where
+        K: Kind + HasStatus,
+        K::Status: ReadyStatus,
+    {
+        let status = status.not_ready(reason, &message, object.meta().generation);
+        let changed = object.status() != Some(&status);
+        let written = self.write_status(object, status).await;
+        if changed {
+            self.publish(object, EventType::Warning, reason, message);
+        }
+        written
     }
 
     /// Records an Event about `object`; returns at once (see [`EventRecorder`]).

@@ -9,7 +9,7 @@ use std::{
 use futures::{StreamExt, TryStreamExt};
 use kube::runtime::{Controller, WatchStreamExt, reflector, watcher};
 
-use super::{ControllerContext, Triggers, WorkQueue, object_key};
+use super::{ControllerContext, Triggers, WorkQueue, cache::strip_managed_fields, object_key};
 
 impl ControllerContext {
     /// The controller of `queue`, watching `api`, with `queue`'s concurrency limit. Build every
@@ -42,13 +42,7 @@ impl ControllerContext {
         let added = queue.clone();
         let gone = queue.clone();
         let (reader, writer) = reflector::store();
-        // managedFields are the API server's bookkeeping; no controller reads them, and for small
-        // objects they are the larger part, so the cache drops them (controller-runtime's
-        // TransformStripManagedFields does the same).
-        let objects = watcher(api, watcher::Config::default()).modify(|object| {
-            // `take`, not `clear`: a cleared Vec would keep its buffer for every cached object.
-            drop(std::mem::take(kube::ResourceExt::managed_fields_mut(object)));
-        });
+        let objects = watcher(api, watcher::Config::default()).modify(strip_managed_fields);
         let settled = match triggers {
             Triggers::EveryChange => |_: &K| false,
             Triggers::UnlessSettled(settled) => settled,

@@ -16,7 +16,8 @@
 //!   CA injector finds them by annotation), so kustomize's name prefix needs no extra setting here.
 //!
 //! Hand-written rather than a crate: no maintained Rust crate does this (Go operators use
-//! cert-manager or open-policy-agent's cert-controller); rcgen does the cryptography.
+//! cert-manager or open-policy-agent's cert-controller); the `serving` crate's authority (rcgen) makes
+//! the certificates, as it does the embedded API server's.
 
 use std::{sync::Arc, time::Duration};
 
@@ -35,12 +36,11 @@ use kube::{
     Api, ResourceExt,
     api::{ListParams, Patch, PatchParams, PostParams},
 };
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
+use serving::{
+    authority::{Authority, Lifetime},
+    certificates::{CertificateSlot, certified_key_from_pem},
 };
 
-use super::tls::{CertificateSlot, certified_key};
 use crate::{Error, Result};
 
 /// The keys of the Secret: `tls.crt`/`tls.key` as a `kubernetes.io/tls` Secret names them, the CA
@@ -49,6 +49,8 @@ const CERT_KEY: &str = "tls.crt";
 const KEY_KEY: &str = "tls.key";
 const CA_BUNDLE_KEY: &str = "ca.crt";
 const CA_KEY_KEY: &str = "ca.key";
+/// The name of the CAs the operator makes.
+const CA_NAME: &str = "operator-webhook-ca";
 
 /// The CA lives ten years; the serving certificate as long as `--webhook-cert-validity` says.
 const CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
@@ -144,7 +146,10 @@ fn renewal(issued: Option<&Issued>, names: &[String], now: Timestamp) -> Renewal
     ) else {
         return Renewal::Authority;
     };
-    if KeyPair::from_pem(&issued.ca_key).is_err() || certified_key(&issued.cert, &issued.key).is_err() {
+    let authority = newest_ca
+        .as_deref()
+        .map(|ca| Authority::parse(ca, &issued.ca_key));
+    if !matches!(authority, Some(Ok(_))) || certified_key_from_pem(&issued.cert, &issued.key).is_err() {
         return Renewal::Authority;
     }
     if ca.due(now) {
@@ -200,25 +205,17 @@ fn renew(
     settings: &IssuerSettings,
     now: Timestamp,
 ) -> Result<Issued> {
-    let failed = |what: &str, e: rcgen::Error| Error::Config(format!("issuing the webhook {what}: {e}"));
-    let not_before = to_offset(now - BACKDATE)?;
-    let (ca_pem, ca_key, older_cas) = match (renewal, issued) {
-        (Renewal::Certificate, Some(issued)) => (
-            pem_blocks(&issued.ca_bundle).remove(0),
-            issued.ca_key.clone(),
-            Vec::new(),
-        ),
+    let lifetime = |validity: Duration| Lifetime {
+        not_before: (now - BACKDATE).into(),
+        not_after: (now + validity).into(),
+    };
+    let (authority, older_cas) = match (renewal, issued) {
+        (Renewal::Certificate, Some(issued)) => {
+            let newest = pem_blocks(&issued.ca_bundle).remove(0);
+            (Authority::parse(&newest, &issued.ca_key)?, Vec::new())
+        }
         (_, previous) => {
-            let mut params = CertificateParams::default();
-            params
-                .distinguished_name
-                .push(DnType::CommonName, "operator-webhook-ca");
-            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
-            params.not_before = not_before;
-            params.not_after = to_offset(now + CA_VALIDITY)?;
-            let key = KeyPair::generate().map_err(|e| failed("CA key", e))?;
-            let cert = params.self_signed(&key).map_err(|e| failed("CA", e))?;
+            let authority = Authority::generate(CA_NAME, Some(lifetime(CA_VALIDITY)))?;
             // CAs of the previous bundle that are still valid stay trusted until they expire.
             let older = previous
                 .map(|p| pem_blocks(&p.ca_bundle))
@@ -226,36 +223,22 @@ fn renew(
                 .into_iter()
                 .filter(|pem| Validity::of(pem).is_some_and(|v| v.not_after > now))
                 .collect();
-            (cert.pem(), key.serialize_pem(), older)
+            (authority, older)
         }
     };
-    let ca_signing_key = KeyPair::from_pem(&ca_key).map_err(|e| failed("CA key", e))?;
-    let issuer = Issuer::from_ca_cert_pem(&ca_pem, ca_signing_key).map_err(|e| failed("CA", e))?;
-
-    let mut params = CertificateParams::new(settings.dns_names()).map_err(|e| failed("names", e))?;
-    params
-        .distinguished_name
-        .push(DnType::CommonName, &settings.service);
-    // Go's x509 (the API server's client) wants the authority key identifier on a leaf.
-    params.use_authority_key_identifier_extension = true;
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.not_before = not_before;
-    params.not_after = to_offset(now + settings.validity)?;
-    let key = KeyPair::generate().map_err(|e| failed("serving key", e))?;
-    let cert = params
-        .signed_by(&key, &issuer)
-        .map_err(|e| failed("certificate", e))?;
+    let serving = authority.sign_serving(
+        &settings.dns_names(),
+        &settings.service,
+        Some(lifetime(settings.validity)),
+    )?;
     Ok(Issued {
-        ca_bundle: std::iter::once(ca_pem).chain(older_cas).collect(),
-        ca_key,
-        cert: cert.pem(),
-        key: key.serialize_pem(),
+        ca_bundle: std::iter::once(authority.cert_pem().to_owned())
+            .chain(older_cas)
+            .collect(),
+        ca_key: authority.key_pem(),
+        cert: serving.cert_pem(),
+        key: serving.key_pem(),
     })
-}
-
-fn to_offset(at: Timestamp) -> Result<time::OffsetDateTime> {
-    time::OffsetDateTime::from_unix_timestamp(at.as_second())
-        .map_err(|e| Error::Config(format!("certificate time {at}: {e}")))
 }
 
 fn from_secret(secret: &Secret) -> Option<Issued> {
@@ -294,7 +277,10 @@ impl SelfIssued {
     /// as with any other setting that cannot work.
     pub async fn start(client: kube::Client, settings: IssuerSettings) -> Result<Self> {
         let current = ensure(&client, &settings).await?;
-        let slot = Arc::new(CertificateSlot::new(certified_key(&current.cert, &current.key)?));
+        let slot = Arc::new(CertificateSlot::new(certified_key_from_pem(
+            &current.cert,
+            &current.key,
+        )?));
         Ok(Self {
             client,
             settings,
@@ -325,7 +311,8 @@ impl SelfIssued {
     async fn check(&mut self) -> Result<()> {
         let latest = ensure(&self.client, &self.settings).await?;
         if latest != self.current {
-            self.slot.replace(certified_key(&latest.cert, &latest.key)?);
+            self.slot
+                .replace(certified_key_from_pem(&latest.cert, &latest.key)?);
             tracing::info!(secret = %self.settings.secret, "serving the renewed webhook certificate");
             self.current = latest;
         }

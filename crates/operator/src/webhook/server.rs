@@ -12,20 +12,14 @@ use axum::{
     response::{IntoResponse, Response},
     routing::post,
 };
-use tokio::{
-    net::{TcpListener, TcpStream},
-    task::JoinSet,
-};
-use tokio_rustls::{TlsAcceptor, rustls, server::TlsStream};
+use serving::{listener::TlsListener, rustls};
+use tokio::net::TcpStream;
 
 use super::{
     CONVERSION_PATH, MUTATE_VOTE_CONFIG_PATH, VALIDATE_POSTGRES_WRITER_PATH, conversion, defaulting,
     validation,
 };
 use crate::runtime::{metrics::Metrics, readiness::Readiness};
-
-/// A client that connects but never finishes its handshake is dropped after this long.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the webhooks need beyond the request.
 #[derive(Clone)]
@@ -57,13 +51,8 @@ pub async fn serve(
     state: WebhookState,
     readiness: &Readiness,
 ) -> std::io::Result<WebhookServer> {
-    let tcp = TcpListener::bind(addr).await?;
-    let bound = tcp.local_addr()?;
-    let listener = TlsListener {
-        tcp,
-        acceptor: TlsAcceptor::from(Arc::new(tls)),
-        handshakes: JoinSet::new(),
-    };
+    let listener = TlsListener::bind(addr, Arc::new(tls)).await?;
+    let bound = axum::serve::Listener::local_addr(&listener)?;
     let app = Router::new()
         .route(CONVERSION_PATH, post(convert))
         .route(MUTATE_VOTE_CONFIG_PATH, post(mutate_vote_config))
@@ -130,54 +119,4 @@ async fn validate_postgres_writer(State(state): State<WebhookState>, body: Bytes
         validation::review(&body, tables.as_ref()).await
     })
     .await
-}
-
-/// Connections that finished their TLS handshake, for `axum::serve`. Each handshake runs in its own
-/// task, so a slow client delays no other.
-struct TlsListener {
-    tcp: TcpListener,
-    acceptor: TlsAcceptor,
-    handshakes: JoinSet<Option<(TlsStream<TcpStream>, SocketAddr)>>,
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            // Both branches are cancel-safe: nothing accepted or handshaken is lost between calls.
-            tokio::select! {
-                accepted = self.tcp.accept() => match accepted {
-                    Ok((tcp, peer)) => {
-                        let acceptor = self.acceptor.clone();
-                        self.handshakes.spawn(async move {
-                            match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                                Ok(Ok(stream)) => Some((stream, peer)),
-                                Ok(Err(error)) => {
-                                    tracing::debug!(%peer, %error, "webhook TLS handshake failed");
-                                    None
-                                }
-                                Err(_) => None,
-                            }
-                        });
-                    }
-                    Err(error) => {
-                        // Out of file descriptors and the like: pause rather than spin.
-                        tracing::warn!(%error, "accepting a webhook connection failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                },
-                Some(done) = self.handshakes.join_next(), if !self.handshakes.is_empty() => {
-                    if let Ok(Some(connection)) = done {
-                        return connection;
-                    }
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.tcp.local_addr()
-    }
 }

@@ -63,6 +63,41 @@ async fn with_crds(plane: ControlPlane) -> (ControlPlane, kube::Client) {
     (plane, client)
 }
 
+/// The embedded API server recording every request in memory (its audit), with our CRDs installed,
+/// and a client that sends `agent` as its user agent, so that the audit tells the test's own requests
+/// from the operator's.
+pub async fn audited_cluster(agent: &'static str) -> (apiserver::ApiServer, kube::Client) {
+    let server = apiserver::ApiServer::start(apiserver::Config {
+        audit: apiserver::Audit::Memory,
+        ..apiserver::Config::default()
+    })
+    .await
+    .expect("API server starts");
+    let mut config = server.kube_config();
+    config.headers.push((
+        axum::http::header::USER_AGENT,
+        axum::http::HeaderValue::from_static(agent),
+    ));
+    let client = kube::Client::try_from(config).expect("client");
+    install_crds(&client).await;
+    (server, client)
+}
+
+/// Creates the namespace `name`.
+pub async fn create_namespace(client: &kube::Client, name: &str) {
+    let namespace = k8s_openapi::api::core::v1::Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.to_owned()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Api::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("namespace created");
+}
+
 /// Installs our CRDs through `client`, and waits until each is Established, as a client of a real
 /// API server must before it uses the new resource.
 pub async fn install_crds(client: &kube::Client) {

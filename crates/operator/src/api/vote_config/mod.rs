@@ -7,14 +7,16 @@
 //! question: converted to v1alpha1 it travels in the [`QUESTION_ANNOTATION`] annotation.
 
 pub mod palette;
+mod rules;
+mod status;
 pub mod v1;
 pub mod v1alpha1;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
+pub use status::VoteConfigStatus;
 pub use v1::{VoteConfig, VoteConfigSpec, VoteOption};
-pub use v1alpha1::VoteConfigStatus;
 
 pub const GROUP: &str = "voting.schoolofdevops.com";
 /// The version objects are stored in, and the one the controller reads.

@@ -5,13 +5,10 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::v1alpha1::VoteConfigStatus;
-
-/// Two options with one label would look the same to voters: a cross-field rule (it compares the
-/// options with each other, which no schema keyword can), in both versions.
-pub(super) const DISTINCT_LABELS_RULE: &str = "self.all(o, self.exists_one(p, p.label == o.label))";
-pub(super) const DISTINCT_LABELS_MESSAGE: &str =
-    "two options have the same label: voters could not tell them apart";
+use super::{
+    rules::{DISTINCT_LABELS_MESSAGE, DISTINCT_LABELS_RULE},
+    status::VoteConfigStatus,
+};
 
 /// The vote: an optional question and its options.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]

@@ -171,24 +171,12 @@ fn previous_ready(writer: &PostgresWriter) -> Option<&Condition> {
     find_ready(&writer.status.as_ref()?.conditions)
 }
 
-/// Reports a failure on the resource (condition + Event) and returns the error for back-off.
+/// Reports a failure on the resource (not ready: condition, status, Warning Event) and returns the
+/// error for back-off. A status that cannot be written is logged: the failure being reported is what
+/// the reconcile returns.
 async fn report(ctx: &Context<'_>, writer: &PostgresWriter, reason: &'static str, error: Error) -> Error {
-    let message = error.to_string();
-    let mut status = writer.status.clone().unwrap_or_default();
-    status.observed_generation = writer.meta().generation;
-    status.conditions = vec![ready_condition(
-        false,
-        reason,
-        &message,
-        previous_ready(writer),
-        writer.meta().generation,
-    )];
-    let changed = writer.status.as_ref() != Some(&status);
-    if let Err(status_error) = ctx.kit.write_status(writer, status).await {
+    if let Err(status_error) = ctx.kit.report_not_ready(writer, reason, error.to_string()).await {
         tracing::warn!(%status_error, "could not write the failure status");
-    }
-    if changed {
-        ctx.kit.publish(writer, EventType::Warning, reason, message);
     }
     error
 }

@@ -1,6 +1,7 @@
 //! One HTTPS POST of a review (JSON) to a webhook, trusting only the CA bundle its configuration
 //! names, as kube-apiserver calls conversion and admission webhooks. Built on hyper's connection API
-//! and tokio-rustls, which the server already uses, rather than a second HTTP client stack.
+//! and tokio-rustls, which the servers already use, rather than a second HTTP client stack. One
+//! connection a call, HTTP/1.1.
 //!
 //! Failures read as Go's HTTP client words them (`Post "<url>": dial tcp <addr>: connect: connection
 //! refused`), since clients and people match on the messages kube-apiserver passes through.
@@ -84,7 +85,7 @@ async fn exchange(endpoint: &Endpoint, url: &str, review: &Value) -> Result<Answ
     let mut tcp = TcpStream::connect(&address)
         .await
         .map_err(|e| format!("dial tcp {address}: {}", go_dial_error(&e)))?;
-    crate::no_delay(&mut tcp);
+    crate::listener::no_delay(&mut tcp);
     let server_name =
         ServerName::try_from(host.clone()).map_err(|e| format!("invalid server name {host:?}: {e}"))?;
     let tls = TlsConnector::from(Arc::new(client_config(&endpoint.ca_bundle)?))
@@ -147,8 +148,7 @@ fn client_config(ca_bundle: &str) -> Result<rustls::ClientConfig, String> {
             .add(certificate)
             .map_err(|e| format!("invalid caBundle: {e}"))?;
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
+    Ok(rustls::ClientConfig::builder_with_provider(crate::provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .with_root_certificates(roots)

@@ -1,16 +1,24 @@
-//! `cargo bench -p apiserver --bench side_by_side`: the embedded API server and the upstream
-//! kube-apiserver v1.33.13 (etcd and kube-controller-manager beside it, from `testenv`; build them with
+//! `cargo bench -p testenv --bench side_by_side`: the embedded API server and the upstream
+//! kube-apiserver v1.33.13 (etcd and kube-controller-manager beside it, from this crate; build them with
 //! `make control-plane`) measured the same way, in the same run, on the same machine. Both serve HTTPS
 //! with a bearer token; the embedded one runs as the `apiserver` binary, so that its memory is its own.
+//! The bench lives here rather than beside the server because it needs both: this crate depends on
+//! the `apiserver` crate, so a bench of that crate that imported this one would go round in a loop.
 //!
 //! Figures, per server: start-up to the first served request; writes/s of small ConfigMaps with 10
 //! watchers attached; create-to-watch-event latency; resident memory idle and holding 100,000 ConfigMaps
 //! of about 1 KiB (for the real server: etcd + kube-apiserver + kube-controller-manager).
 //! `BENCH_STARTS`, `BENCH_WRITES`, `BENCH_OBJECTS` change the counts.
 
+// The helpers the apiserver crate's memory bench uses too, from one file.
+#[path = "../../apiserver/benches/support/mod.rs"]
 mod support;
 
-use std::time::{Duration, Instant};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    time::{Duration, Instant},
+};
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -32,6 +40,45 @@ fn count(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(default)
+}
+
+/// The `apiserver` binary of this bench's build profile. Cargo builds a package's binaries for its own
+/// benches only, so it is built here, by the cargo running this bench (a no-op when up to date); or
+/// taken from `APISERVER_BIN`.
+fn apiserver_binary() -> PathBuf {
+    if let Some(binary) = std::env::var_os("APISERVER_BIN") {
+        return binary.into();
+    }
+    // This bench is target/<profile directory>/deps/side_by_side-<hash>.
+    let bench = std::env::current_exe().expect("the bench's own path");
+    let profile_dir = bench
+        .parent()
+        .and_then(Path::parent)
+        .expect("the bench runs from target/<profile>/deps");
+    let target_dir = profile_dir.parent().expect("target/<profile>");
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev",
+        Some(name) => name,
+        None => panic!("no profile directory above {}", bench.display()),
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "apiserver",
+            "--bin",
+            "apiserver",
+            "--profile",
+            profile,
+        ])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .status()
+        .expect("cargo runs");
+    assert!(built.success(), "building the apiserver binary failed");
+    profile_dir.join("apiserver")
 }
 
 /// A running server under measurement and what keeps it alive.
@@ -70,7 +117,7 @@ async fn start(backend: Backend) -> (Server, Duration) {
         Backend::Embedded => {
             let dir = tempfile::tempdir().expect("temp dir");
             let kubeconfig = dir.path().join("kubeconfig");
-            let child = spawn_embedded(&kubeconfig, &[]);
+            let child = spawn_embedded(&apiserver_binary(), &kubeconfig, &[]);
             let client = client_from(&kubeconfig).await;
             Server {
                 client,

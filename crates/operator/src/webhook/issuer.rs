@@ -116,9 +116,12 @@ impl Validity {
         })?
     }
 
-    /// Less than a third of the lifetime left (or already expired).
+    /// Less than a third of the lifetime left (or already expired). The lifetime is the validity
+    /// the certificate was issued for: from its issue, [`BACKDATE`] after its notBefore (counting the
+    /// backdate would renew a short-lived certificate as soon as it is issued).
     fn due(&self, now: Timestamp) -> bool {
-        let lifetime = self.not_after.as_second() - self.not_before.as_second();
+        let issued_at = self.not_before.as_second() + BACKDATE.as_secs() as i64;
+        let lifetime = self.not_after.as_second() - issued_at;
         self.not_after.as_second() - now.as_second() < lifetime / 3
     }
 }
@@ -512,6 +515,20 @@ mod tests {
         );
         assert_eq!(
             renewal(Some(&issued), &s.dns_names(), now + 61 * DAY),
+            Renewal::Certificate
+        );
+    }
+
+    #[test]
+    fn a_short_lived_certificate_is_kept_for_two_thirds_of_its_validity_despite_the_backdate() {
+        let s = settings(Duration::from_secs(30));
+        let now = Timestamp::now();
+        let issued = renew(None, Renewal::Authority, &s, now).unwrap();
+        let at = |seconds: u64| now + Duration::from_secs(seconds);
+        assert_eq!(renewal(Some(&issued), &s.dns_names(), at(3)), Renewal::Keep);
+        assert_eq!(renewal(Some(&issued), &s.dns_names(), at(19)), Renewal::Keep);
+        assert_eq!(
+            renewal(Some(&issued), &s.dns_names(), at(21)),
             Renewal::Certificate
         );
     }

@@ -34,19 +34,23 @@ async fn kubectl_explain_documents_built_in_and_custom_fields(backend: Backend) 
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let kubectl = Kubectl::new(&plane);
     kubectl.install_crd().await;
-    // kube-apiserver publishes the group's OpenAPI document a moment after the CRD is established.
+    // kube-apiserver publishes the group's OpenAPI document a moment after the CRD is established,
+    // and lists it in the index kubectl explain starts from apart from that.
     let client = plane.client();
-    common::eventually("the group's OpenAPI v3 document", || async {
-        common::send(
-            &client,
-            "GET",
-            "/openapi/v3/apis/example.com/v1",
-            "application/json",
-            serde_json::Value::Null,
-        )
-        .await
-        .0 == 200
-    })
+    let get = |path: &'static str| {
+        let client = client.clone();
+        async move { common::send(&client, "GET", path, "application/json", serde_json::Value::Null).await }
+    };
+    common::eventually(
+        "the group's OpenAPI v3 document, listed and with the kind",
+        || async {
+            let (status, index) = get("/openapi/v3").await;
+            let (_, document) = get("/openapi/v3/apis/example.com/v1").await;
+            status == 200
+                && index["paths"].get("apis/example.com/v1").is_some()
+                && document.to_string().contains("\"PostgresWriter\"")
+        },
+    )
     .await;
     for (field, lines) in FIELDS {
         let explained = kubectl.ok(&["explain", field]).await;

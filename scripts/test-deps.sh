@@ -2,7 +2,8 @@
 # Installs what the test suite needs on a fresh machine, and nothing when it is already there:
 # PostgreSQL server binaries (tests start throwaway clusters), a Python venv with the official
 # `kubernetes` client (tests script it against the embedded API server), cargo-nextest, and, unless
-# only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane).
+# only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane)
+# and of the upstream e2e suite (testenv/e2e).
 # Idempotent; safe to run before every `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,7 +60,9 @@ if [ "${TEST_CONTROL_PLANE:-both}" != embedded ]; then
     log "Go $have is older than the $need testenv/control-plane needs"
     exit 1
   fi
-  # Checked against go.sum; a no-op when the module cache has them.
+  # Checked against go.sum; a no-op when the module cache has them. testenv/e2e: the upstream e2e
+  # suite the conformance tier runs against both servers.
   (cd testenv/control-plane && go mod download)
+  (cd testenv/e2e && go mod download)
 fi
 log "ready"

@@ -2,7 +2,7 @@
 CARGO ?= cargo
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy
+.PHONY: help build test control-plane e2e conformance bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy
 
 # Which control plane the integration tests run against: embedded, real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane) or both. Each picks a nextest
@@ -19,10 +19,20 @@ build: ## Build every binary (the operator without dev mode, as released).
 test: ## Run the whole test suite on both control planes (TEST_CONTROL_PLANE=embedded|real for one).
 	bash scripts/test-deps.sh
 	$(if $(filter embedded,$(TEST_CONTROL_PLANE)),,bash testenv/control-plane/build.sh >/dev/null)
+	$(if $(filter embedded,$(TEST_CONTROL_PLANE)),,bash testenv/e2e/build.sh >/dev/null)
 	$(CARGO) nextest run --workspace --no-fail-fast --profile $(NEXTEST_PROFILE)
 
 control-plane: ## Build the upstream control plane the real tier runs (cached; skipped when up to date).
 	bash testenv/control-plane/build.sh
+
+e2e: ## Build the upstream e2e suite the conformance tier runs (cached; skipped when up to date).
+	bash testenv/e2e/build.sh
+
+conformance: ## The upstream e2e tier in full: slow and baselined specs too (docs/conformance.md).
+	bash scripts/test-deps.sh
+	bash testenv/control-plane/build.sh >/dev/null
+	bash testenv/e2e/build.sh >/dev/null
+	E2E_FULL=1 $(CARGO) nextest run -p conformance --test e2e --success-output immediate
 
 bench: ## Run the benchmarks (figures go in BENCHMARKS.md).
 	$(CARGO) bench --workspace

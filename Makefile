@@ -1,14 +1,21 @@
 # kubebuilder's workflow targets; the logic lives in the binaries, these stay thin.
 CARGO ?= cargo
+# The image `make docker-build` tags and `make deploy` / `make build-installer` run, as kubebuilder names them.
+IMG ?= operator:dev
+CONTAINER_TOOL ?= docker
+# Where `make build-installer` writes install.yaml.
+DIST ?= dist
+# The image holds one static binary: musl's libc is linked in (`rustup target add` it once).
+STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane e2e conformance bench fmt lint manifests install uninstall run dev apiserver docker-build deploy undeploy
+.PHONY: help build test control-plane e2e conformance go-peer bench fmt lint manifests generate install uninstall run dev apiserver docker-build deploy undeploy build-installer
 
-# Which control plane the integration tests run against: embedded, real (the upstream kube-apiserver,
-# etcd and kube-controller-manager built from testenv/control-plane) or both. Each picks a nextest
-# profile in .config/nextest.toml.
-TEST_CONTROL_PLANE ?= both
-NEXTEST_PROFILE = $(or $(if $(filter both,$(TEST_CONTROL_PLANE)),default),$(filter embedded real,$(TEST_CONTROL_PLANE)),$(error TEST_CONTROL_PLANE must be embedded, real or both, not "$(TEST_CONTROL_PLANE)"))
+# Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
+# etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
+# cluster from testenv/cluster, as root), both (embedded and real) or all. scripts/test.sh picks the
+# nextest profiles in .config/nextest.toml.
+TEST_CONTROL_PLANE ?= all
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -16,11 +23,8 @@ help: ## List the targets.
 build: ## Build every binary (the operator without dev mode, as released).
 	$(CARGO) build --workspace --bins
 
-test: ## Run the whole test suite on both control planes (TEST_CONTROL_PLANE=embedded|real for one).
-	bash scripts/test-deps.sh
-	$(if $(filter embedded,$(TEST_CONTROL_PLANE)),,bash testenv/control-plane/build.sh >/dev/null)
-	$(if $(filter embedded,$(TEST_CONTROL_PLANE)),,bash testenv/e2e/build.sh >/dev/null)
-	$(CARGO) nextest run --workspace --no-fail-fast --profile $(NEXTEST_PROFILE)
+test: ## Run every test on every tier (TEST_CONTROL_PLANE=embedded|real|cluster|both for fewer).
+	TEST_CONTROL_PLANE=$(TEST_CONTROL_PLANE) bash scripts/test.sh
 
 control-plane: ## Build the upstream control plane the real tier runs (cached; skipped when up to date).
 	bash testenv/control-plane/build.sh
@@ -34,7 +38,10 @@ conformance: ## The upstream e2e tier in full: slow and baselined specs too (doc
 	bash testenv/e2e/build.sh >/dev/null
 	E2E_FULL=1 $(CARGO) nextest run -p conformance --test e2e --success-output immediate
 
-bench: ## Run the benchmarks (figures go in BENCHMARKS.md).
+go-peer: ## Build the controller-runtime PostgresWriter the convergence bench runs beside ours (cached; the bench builds it too).
+	bash testenv/go-peer/build.sh
+
+bench: ## Run the benchmarks (figures go in BENCHMARKS.md; the convergence bench builds testenv/go-peer, which needs go).
 	$(CARGO) bench --workspace
 
 fmt: ## Format the code.
@@ -48,6 +55,9 @@ lint: ## Check formatting and clippy (the release binary, without dev mode, too)
 manifests: ## Write the generated CRDs into config/crd and the webhook manifests into config/webhook.
 	$(OPERATOR) crds --out-dir config/crd
 	$(OPERATOR) webhooks --out-dir config/webhook
+
+generate: ## Write crates/apimachinery/generated again from the Kubernetes Go modules (what a build without Go reads).
+	UPDATE_SNAPSHOT=1 $(CARGO) test -q -p apimachinery --lib the_committed_snapshot_says_what_the_go_modules_say
 
 install: ## Apply the CRDs to the cluster in KUBECONFIG.
 	$(OPERATOR) install
@@ -64,11 +74,21 @@ dev: ## Embedded API server + throwaway PostgreSQL + every controller, on this m
 apiserver: ## Only the embedded API server, kubeconfig in .dev/kubeconfig.
 	$(CARGO) run -q -p apiserver --bin apiserver -- --kubeconfig .dev/kubeconfig
 
-docker-build: ## Build the operator image.
-	docker build -t operator:dev .
+docker-build: ## Build the operator image IMG (a static binary first, then the Dockerfile; no registry needed).
+	$(CARGO) build --release --target $(STATIC_TARGET) -p operator --bin operator
+	$(CONTAINER_TOOL) build -t $(IMG) .
 
-deploy: ## Deploy CRDs, RBAC and the manager to the cluster in KUBECONFIG.
-	kubectl apply -k config/default
+deploy: build-installer ## Deploy the CRDs, RBAC, the manager (image IMG) and its webhooks to the cluster in KUBECONFIG.
+	kubectl apply -f $(DIST)/install.yaml
 
-undeploy: ## Remove what deploy created.
-	kubectl delete -k config/default
+undeploy: build-installer ## Remove everything deploy created (the CRDs, and with them every resource of these kinds, too).
+	@# Our resources first, while the manager still runs: PostgresWriters' finalizers need it to delete
+	@# their rows. Without the CRDs (nothing deployed) there is nothing to delete.
+	if kubectl get crd postgreswriters.demo.yash.com >/dev/null 2>&1; then \
+	  kubectl delete postgreswriters.demo.yash.com,voteconfigs.voting.schoolofdevops.com,webapps.example.com \
+	    --all --all-namespaces --ignore-not-found --wait; fi
+	kubectl delete --ignore-not-found --wait -f $(DIST)/install.yaml
+
+build-installer: ## Write $(DIST)/install.yaml: everything deploy applies, for `kubectl apply -f` (image IMG).
+	mkdir -p $(DIST)
+	bash scripts/manifests.sh $(IMG) > $(DIST)/install.yaml

@@ -3,7 +3,9 @@
 # PostgreSQL server binaries (tests start throwaway clusters), a Python venv with the official
 # `kubernetes` client (tests script it against the embedded API server), cargo-nextest, and, unless
 # only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane)
-# and of the upstream e2e suite (testenv/e2e).
+# and of the upstream e2e suite (testenv/e2e). The cluster tier adds what a node and the image build
+# need: containerd, runc, the CNI plugins, iptables, Docker's daemon (to build images from
+# Dockerfiles), musl (the operator's static binary) and the Go modules of CoreDNS and the tier's images.
 # Idempotent; safe to run before every `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +50,8 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   log "installing cargo-nextest"
   cargo install --locked -q cargo-nextest
 fi
-if [ "${TEST_CONTROL_PLANE:-both}" != embedded ]; then
+tier=${TEST_CONTROL_PLANE:-all}
+if [ "$tier" != embedded ]; then
   # The real tier builds kube-apiserver from its Go modules: Go must be as new as its go.mod asks.
   need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' testenv/control-plane/go.mod)
   if ! command -v go >/dev/null 2>&1; then
@@ -64,5 +67,27 @@ if [ "${TEST_CONTROL_PLANE:-both}" != embedded ]; then
   # suite the conformance tier runs against both servers.
   (cd testenv/control-plane && go mod download)
   (cd testenv/e2e && go mod download)
+fi
+
+if [ "$tier" = cluster ] || [ "$tier" = all ]; then
+  missing=()
+  command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+  command -v runc >/dev/null 2>&1 || missing+=(runc)
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+  command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+  command -v musl-gcc >/dev/null 2>&1 || missing+=(musl-tools)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]} (the cluster tier's node and image build)"
+    apt_install "${missing[@]}"
+  fi
+  if ! rustup target list --installed | grep -qx x86_64-unknown-linux-musl; then
+    log "adding the Rust target x86_64-unknown-linux-musl (the operator's static binary)"
+    rustup target add x86_64-unknown-linux-musl >/dev/null
+  fi
+  (cd testenv/cluster/coredns && go mod download)
+  (cd testenv/cluster/images && go mod download)
 fi
 log "ready"

@@ -12,17 +12,34 @@
 //! The files come from the Go modules at the version the test control plane pins in
 //! testenv/control-plane/go.mod (the one place that version is written): `go mod download -json`
 //! prints where each module lies in the Go module cache, fetching it first when it is not there.
+//!
+//! The descriptors and the Go facts are also committed, as text, in `generated/` (`make generate`
+//! writes them), because they are not the protobuf form's alone. They are the Go types of the built-in
+//! kinds, which the JSON path needs as much: every built-in object is stored as its Go type prints it
+//! (a round trip through its message), server-side apply tracks fields by them (list types, atomic
+//! structs), and decoding errors name the Go struct. So a build without Go cannot leave them out, and
+//! k8s-openapi cannot stand in: its types say neither `omitempty` nor which structs are pointers, nor
+//! the field numbers. With the `go-modules` feature (on in this workspace) they come from the Go modules,
+//! this script checks that their text form reads back exactly, and a test fails when the committed
+//! snapshot differs; without it this script reads the snapshot, and runs no `go` and touches no network,
+//! for projects that use the embedded server as a test library. Both ways embed the same bytes.
 
+#[cfg(feature = "go-modules")]
+use std::{collections::BTreeMap, process::Command};
 use std::{
-    collections::BTreeMap,
     env, fs,
     path::{Path, PathBuf},
-    process::Command,
 };
 
+#[cfg(feature = "go-modules")]
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
+#[path = "build/descriptor_text.rs"]
+#[cfg_attr(not(feature = "go-modules"), allow(dead_code))]
+mod descriptor_text;
+
 /// The Go modules whose `generated.proto` files describe the built-in kinds.
+#[cfg(feature = "go-modules")]
 const MODULES: [&str; 4] = [
     "k8s.io/api",
     "k8s.io/apimachinery",
@@ -39,9 +56,36 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
+    let out = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/descriptor_text.rs");
+    write_kubernetes_types(&manifest, &out)
+}
+
+/// Without `go-modules`: the descriptors and Go facts as committed in `generated/`, into OUT_DIR as the
+/// Go modules' would be.
+#[cfg(not(feature = "go-modules"))]
+fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
+    let read = |name: &str| {
+        let path = manifest.join("generated").join(name);
+        println!("cargo:rerun-if-changed={}", path.display());
+        fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let descriptors = descriptor_text::from_text(&read("descriptors.txt")?)?;
+    fs::write(
+        out.join("kubernetes.fds"),
+        prost::Message::encode_to_vec(&descriptors),
+    )
+    .map_err(|e| e.to_string())?;
+    fs::write(out.join("go_fields.tsv"), read("go_fields.tsv")?).map_err(|e| e.to_string())
+}
+
+/// With `go-modules`: compiles the descriptors and reads the Go facts from the Go modules; writes into OUT_DIR both what
+/// the crate embeds and their text forms, which the snapshot test compares with `generated/`.
+#[cfg(feature = "go-modules")]
+fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
     let go_mod = manifest.join("../../testenv/control-plane/go.mod");
     println!("cargo:rerun-if-changed={}", go_mod.display());
-    println!("cargo:rerun-if-changed=build.rs");
     let pins = fs::read_to_string(&go_mod).map_err(|e| {
         format!(
             "cannot read {} (it pins the Kubernetes version): {e}",
@@ -49,12 +93,13 @@ fn run() -> Result<(), String> {
         )
     })?;
     let mut modules = Vec::new();
+    let mut versions = String::new();
     for module in MODULES {
         let version = pinned_version(&pins, module)
             .ok_or_else(|| format!("{} pins no version of {module}", go_mod.display()))?;
         modules.push((module, module_dir(module, &version)?));
+        versions.push_str(&format!("# {module} {version}\n"));
     }
-    let out = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
 
     let mut protos = Vec::new();
     for (module, dir) in &modules {
@@ -73,10 +118,27 @@ fn run() -> Result<(), String> {
             .open_file(name)
             .map_err(|e| format!("compiling {name}: {e}"))?;
     }
-    fs::write(out.join("kubernetes.fds"), compiler.encode_file_descriptor_set())
-        .map_err(|e| e.to_string())?;
+    // The normalized set is what both paths embed, so that a build from the snapshot has the very bytes.
+    let descriptors = descriptor_text::normalized(&compiler.file_descriptor_set())?;
+    let text = descriptor_text::to_text(&descriptors, &snapshot_header("descriptors", &versions));
+    let read_back = descriptor_text::from_text(&text)?;
+    if let Some((file, _)) = descriptors.file.iter().zip(&read_back.file).find(|(a, b)| a != b) {
+        return Err(format!(
+            "the text form of {} does not read back as it was",
+            file.name()
+        ));
+    }
+    if read_back.file.len() != descriptors.file.len() {
+        return Err("the descriptors' text form does not read back as as many files".into());
+    }
+    fs::write(
+        out.join("kubernetes.fds"),
+        prost::Message::encode_to_vec(&descriptors),
+    )
+    .map_err(|e| e.to_string())?;
+    fs::write(out.join("descriptors.txt"), text).map_err(|e| e.to_string())?;
 
-    let mut facts = String::new();
+    let mut facts = snapshot_header("Go facts", &versions);
     for (name, path) in &protos {
         let dir = path.parent().ok_or("a proto file without a folder")?;
         let source = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -93,6 +155,17 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
+/// The comment lines atop a snapshot file: what it is, from which modules, how it is made again.
+#[cfg(feature = "go-modules")]
+fn snapshot_header(what: &str, versions: &str) -> String {
+    format!(
+        "# Generated by crates/apimachinery/build.rs: the {what} of the Kubernetes built-in kinds, read from\n\
+         # these Go modules (the versions testenv/control-plane/go.mod pins). Do not edit: `make generate`\n\
+         # writes it again, and apimachinery's snapshot test fails while it differs from the modules.\n{versions}"
+    )
+}
+
+#[cfg(feature = "go-modules")]
 /// The version a `replace` (or else a `require`) line of go.mod gives `module`.
 fn pinned_version(go_mod: &str, module: &str) -> Option<String> {
     let replaced = go_mod.lines().find_map(|line| {
@@ -113,6 +186,7 @@ fn pinned_version(go_mod: &str, module: &str) -> Option<String> {
     })
 }
 
+#[cfg(feature = "go-modules")]
 /// Where the Go module cache holds `module@version`.
 fn module_dir(module: &str, version: &str) -> Result<PathBuf, String> {
     let output = Command::new("go")
@@ -134,6 +208,7 @@ fn module_dir(module: &str, version: &str) -> Result<PathBuf, String> {
     }
 }
 
+#[cfg(feature = "go-modules")]
 /// Every `generated.proto` of the module, named as the files import each other
 /// (`k8s.io/api/core/v1/generated.proto`). The test API groups apimachinery carries are left out.
 fn collect_protos(
@@ -161,11 +236,13 @@ fn collect_protos(
     Ok(())
 }
 
+#[cfg(feature = "go-modules")]
 /// Opens `k8s.io/<module>/<rest>` from the folder of that module.
 struct ModuleResolver {
     modules: Vec<(&'static str, PathBuf)>,
 }
 
+#[cfg(feature = "go-modules")]
 impl FileResolver for ModuleResolver {
     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
         for (module, dir) in &self.modules {
@@ -177,6 +254,7 @@ impl FileResolver for ModuleResolver {
     }
 }
 
+#[cfg(feature = "go-modules")]
 /// Appends to `facts`, for the Go package in `dir` (proto package `package`), one line per field:
 /// `F <message> <field number> <json name> <flags> <list type> <list keys> <default>` (flags: `p` pointer, `o`
 /// omitempty, `i` inlined, `m` patchStrategy merge, `a`/`g` an atomic/granular map or struct marker;
@@ -210,6 +288,7 @@ fn go_facts(dir: &Path, package: &str, facts: &mut String) -> Result<(), String>
     Ok(())
 }
 
+#[cfg(feature = "go-modules")]
 fn go_file_facts(source: &str, package: &str, facts: &mut String) {
     let imports = go_imports(source);
     let mut current: Option<String> = None;
@@ -325,6 +404,7 @@ fn go_file_facts(source: &str, package: &str, facts: &mut String) {
     }
 }
 
+#[cfg(feature = "go-modules")]
 /// The import paths of a Go file by the name the file uses for each.
 fn go_imports(source: &str) -> BTreeMap<String, String> {
     let mut imports = BTreeMap::new();
@@ -358,6 +438,7 @@ fn go_imports(source: &str) -> BTreeMap<String, String> {
     imports
 }
 
+#[cfg(feature = "go-modules")]
 /// The value of `key:"..."` in a Go struct tag.
 fn tag<'a>(tags: &'a str, key: &str) -> Option<&'a str> {
     let start = tags.find(&format!("{key}:\""))? + key.len() + 2;

@@ -54,19 +54,34 @@ fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Rev
     }
 }
 
+/// One group as `/apis` lists it: its versions by priority, the first preferred.
+fn group_entry(group: &str, versions: &[String]) -> Value {
+    let listed: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    let preferred = listed.first().cloned().unwrap_or(Value::Null);
+    json!({"name": group, "versions": listed, "preferredVersion": preferred})
+}
+
 /// `GET /apis`: `APIGroupList` of every non-core group.
 pub fn api_group_list(resources: &[ResourceType]) -> Value {
     let groups: Vec<Value> = groups(resources)
-        .into_iter()
-        .map(|(group, versions)| {
-            let listed: Vec<Value> = versions
-                .iter()
-                .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
-                .collect();
-            json!({"name": group, "versions": listed, "preferredVersion": listed[0]})
-        })
+        .iter()
+        .map(|(group, versions)| group_entry(group, versions))
         .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `GET /apis/<group>`: the group's `APIGroup`, as `/apis` lists it, or `None` if no version of it
+/// is served.
+pub fn api_group(resources: &[ResourceType], group: &str) -> Option<Value> {
+    let versions = groups(resources).remove(group)?;
+    let mut entry = group_entry(group, &versions);
+    let object = entry.as_object_mut()?;
+    object.insert("kind".into(), json!("APIGroup"));
+    object.insert("apiVersion".into(), json!("v1"));
+    Some(entry)
 }
 
 fn served_in<'a>(resources: &'a [ResourceType], group: &str, version: &str) -> Vec<&'a ResourceType> {
@@ -344,6 +359,28 @@ mod tests {
             versions,
             ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
         );
+    }
+
+    #[test]
+    fn d3_each_group_answers_as_the_group_list_lists_it() {
+        let list = api_group_list(&builtins());
+        for listed in list["groups"].as_array().unwrap() {
+            let name = listed["name"].as_str().unwrap();
+            let group = api_group(&builtins(), name).unwrap();
+            assert_eq!(
+                (&group["kind"], &group["apiVersion"]),
+                (&json!("APIGroup"), &json!("v1"))
+            );
+            assert_eq!(group["versions"], listed["versions"], "{name}");
+            assert_eq!(group["preferredVersion"], listed["preferredVersion"], "{name}");
+        }
+        assert_eq!(api_group(&builtins(), "nope.example.com"), None);
+        assert_eq!(api_group(&builtins(), ""), None, "the core group is /api");
+        // The protobuf form clients ask for first carries the same.
+        let autoscaling = api_group(&builtins(), "autoscaling").unwrap();
+        let encoded = crate::protobuf::encode(&autoscaling).unwrap();
+        let decoded = crate::protobuf::decode(&encoded, "v1", "APIGroup").unwrap();
+        assert_eq!(decoded["preferredVersion"]["version"], "v2");
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub enum Error {
     /// there). kube-apiserver answers it with a generic message; the text says what failed, for logs.
     #[error("{0}")]
     PatchNotApplicable(String),
+    /// 500 without a reason: an applied configuration its type does not describe, which
+    /// structured-merge-diff fails to convert (kube-apiserver has no Status for it).
+    #[error("{0}")]
+    Untyped(String),
     /// 415 UnsupportedMediaType: e.g. a strategic merge patch on a custom resource.
     #[error("{0}")]
     UnsupportedMediaType(String),

@@ -424,8 +424,11 @@ proptest! {
             manager: &manager,
             force,
             subresource,
-            builtin_kind: kind,
-            schema: apimachinery::patch::ObjectSchema::Custom(None),
+            schema: match kind {
+                Some("Deployment") => apimachinery::patch::ObjectSchema::BuiltIn { api_version: "apps/v1", kind: "Deployment" },
+                Some(kind) => apimachinery::patch::ObjectSchema::BuiltIn { api_version: "v1", kind },
+                None => apimachinery::patch::ObjectSchema::Custom(None),
+            },
             status_subresource: false,
             now: "2026-11-22T00:00:00Z",
         };

@@ -89,6 +89,7 @@ async fn start(backend: Backend) -> (Server, Duration) {
                 _keep: Keep::Real(Box::new(plane)),
             }
         }
+        Backend::Cluster => panic!("the side-by-side bench compares the two API servers"),
     };
     let api: Api<ConfigMap> = Api::namespaced(server.client.clone(), "default");
     api.list(&Default::default()).await.expect("first request");

@@ -93,6 +93,14 @@ pub enum Error {
     /// 500 InternalError: a webhook that could not be called or answered wrongly.
     #[error("Internal error occurred: {0}")]
     Internal(String),
+    /// A ValidatingAdmissionPolicy's binding with the `Deny` action refused the request: `reason` is
+    /// the failed validation's (Invalid unless it names another), `message` names policy and binding.
+    #[error("{} \"{}\" is forbidden: {message}", subject.qualified_plural, subject.name)]
+    DeniedByPolicy {
+        subject: Subject,
+        reason: String,
+        message: String,
+    },
     /// The Status an admission webhook refused a request with, as it gave it.
     #[error("{message}")]
     Refused {
@@ -133,6 +141,12 @@ impl Error {
             Error::Unauthorized => 401,
             Error::Io(_) | Error::Unclassified(_) | Error::Internal(_) => 500,
             Error::Refused { code, .. } => *code,
+            Error::DeniedByPolicy { reason, .. } => match reason.as_str() {
+                "Forbidden" => 403,
+                "Unauthorized" => 401,
+                "RequestEntityTooLarge" => 413,
+                _ => 422,
+            },
         }
     }
 
@@ -151,7 +165,7 @@ impl Error {
             Error::TooLarge(_) => "RequestEntityTooLarge",
             Error::Unauthorized => "Unauthorized",
             Error::Io(_) | Error::Internal(_) => "InternalError",
-            Error::Refused { .. } => "",
+            Error::Refused { .. } | Error::DeniedByPolicy { .. } => "",
             Error::Unclassified(_) => "",
         }
     }
@@ -196,10 +210,17 @@ impl Error {
             | Error::PatchNotApplicable
             | Error::NotAcceptable { routed: true, .. } => Some(json!({})),
             Error::Internal(message) => Some(json!({"causes": [{"message": message}]})),
+            Error::DeniedByPolicy {
+                subject: s, message, ..
+            } => {
+                let mut details = status_details(&s.name, &s.group, &s.plural);
+                details["causes"] = json!([{"message": message}]);
+                Some(details)
+            }
             _ => None,
         };
         let reason = match self {
-            Error::Refused { reason, .. } => reason.as_str(),
+            Error::Refused { reason, .. } | Error::DeniedByPolicy { reason, .. } => reason.as_str(),
             _ => self.reason(),
         };
         let mut status = json!({
@@ -255,6 +276,7 @@ impl Error {
                 causes,
             },
             apimachinery::Error::UnsupportedMediaType(message) => Error::UnsupportedMediaType(message),
+            apimachinery::Error::Untyped(message) => Error::Unclassified(message),
             apimachinery::Error::PatchNotApplicable(detail) => {
                 tracing::debug!(%detail, "a JSON patch does not apply");
                 Error::PatchNotApplicable

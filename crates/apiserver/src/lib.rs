@@ -17,6 +17,7 @@
 pub mod admission;
 pub mod emulated;
 pub mod error;
+pub mod flowcontrol;
 pub mod http;
 pub mod store;
 pub mod webhooks;
@@ -60,6 +61,11 @@ pub struct Config {
     /// (`sendInitialEvents`). Off by default, as in kube-apiserver 1.33, which refuses such a watch
     /// with 422 unless the gate is on.
     pub watch_list: bool,
+    /// Whether one node is simulated (on by default): a ready Node object on which Pods are
+    /// scheduled and reported running and ready at once, as a kubelet would report them, so that
+    /// Deployments become available. Off, no node exists and Pods stay Pending, as on a control plane
+    /// without nodes. See [`emulated::workloads::node`].
+    pub simulated_node: bool,
 }
 
 impl Default for Config {
@@ -73,6 +79,7 @@ impl Default for Config {
             data_dir: None,
             audit: Audit::Off,
             watch_list: false,
+            simulated_node: true,
         }
     }
 }
@@ -87,6 +94,8 @@ pub struct ApiServer {
     audit: Option<Arc<http::audit::AuditLog>>,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
+    /// Wakes the workload controllers for what waits for time.
+    ticker: JoinHandle<()>,
 }
 
 impl ApiServer {
@@ -98,6 +107,9 @@ impl ApiServer {
             bytes: config.history_bytes,
         };
         let store = Store::open(history, data_dir)?;
+        if config.simulated_node {
+            store.simulate_node();
+        }
         let auth = match (config.auth, data_dir) {
             (Auth::GeneratedToken, Some(dir)) => Auth::Token(kept_token(dir)?),
             (auth, _) => auth,
@@ -124,6 +136,7 @@ impl ApiServer {
             address: addr,
             watch_list: config.watch_list,
             service_account_tokens: Default::default(),
+            flow_control: Default::default(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);
@@ -135,6 +148,7 @@ impl ApiServer {
                 tokio::spawn(serve(listener, app, stopped))
             }
         };
+        let ticker = tokio::spawn(tick_workloads(Arc::downgrade(&store)));
         tracing::info!(%addr, tls = tls.is_some(), "embedded API server listening");
         Ok(ApiServer {
             addr,
@@ -144,6 +158,7 @@ impl ApiServer {
             audit,
             shutdown: Some(shutdown),
             task,
+            ticker,
         })
     }
 
@@ -216,7 +231,22 @@ impl ApiServer {
         // Watches would keep graceful shutdown waiting for up to their timeout; cut them off.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(2), &mut self.task).await;
         self.task.abort();
+        self.ticker.abort();
         self.store.close();
+    }
+}
+
+/// Once a second, syncs the workloads whose time has come, while the store lives.
+async fn tick_workloads(store: std::sync::Weak<Store>) {
+    let mut interval = tokio::time::interval(std::time::Duration::from_secs(1));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let Some(store) = store.upgrade() else {
+            return;
+        };
+        // The lock is taken off the runtime's threads: a write may wait on the disk.
+        let _ = tokio::task::spawn_blocking(move || store.tick_workloads()).await;
     }
 }
 
@@ -313,6 +343,7 @@ fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<std::fs::File>
 impl Drop for ApiServer {
     fn drop(&mut self) {
         self.task.abort();
+        self.ticker.abort();
         // Frees the data dir even when the server is dropped without `shutdown`.
         self.store.close();
     }

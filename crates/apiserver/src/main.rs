@@ -1,6 +1,6 @@
 //! `apiserver`: serve the embedded Kubernetes API until SIGTERM or Ctrl-C.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{ffi::OsString, io::IsTerminal, net::SocketAddr, path::PathBuf};
 
 use clap::Parser;
 
@@ -63,6 +63,11 @@ struct Args {
     /// (streaming lists through `sendInitialEvents`), off by default as in kube-apiserver 1.33.
     #[arg(long, env = "APISERVER_FEATURE_GATES", value_parser = parse_feature_gates, default_value = "")]
     feature_gates: FeatureGates,
+    /// Simulate one ready node, on which Pods are scheduled and reported running and ready at once
+    /// (as a kubelet would report them), so that Deployments become available. `false`: no node,
+    /// Pods stay Pending, as on a control plane without nodes.
+    #[arg(long, env = "APISERVER_SIMULATED_NODE", default_value_t = true, action = clap::ArgAction::Set)]
+    simulated_node: bool,
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -96,8 +101,15 @@ fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    // Logs go to stderr, coloured only for a person at a terminal: escape codes in a file or a pipe
+    // are noise every reader must strip.
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(&args.log))
+        .with_writer(std::io::stderr)
+        .with_ansi(colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR"),
+        ))
         .init();
     let auth = match (&args.token_file, args.insecure_no_auth) {
         (_, true) => apiserver::Auth::None,
@@ -122,6 +134,7 @@ async fn main() -> std::process::ExitCode {
             None => apiserver::Audit::Off,
         },
         watch_list: args.feature_gates.watch_list,
+        simulated_node: args.simulated_node,
     };
     let server = match apiserver::ApiServer::start(config).await {
         Ok(server) => server,
@@ -151,6 +164,11 @@ async fn main() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
+/// Colour on a terminal, unless NO_COLOR is set to anything but the empty string (no-color.org).
+fn colour(stderr_is_terminal: bool, no_color: Option<OsString>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(|value| value.is_empty())
+}
+
 /// The token in `path`, surrounding whitespace removed; it must be sendable in an HTTP header.
 fn read_token(path: &std::path::Path) -> Result<String, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -175,5 +193,18 @@ async fn wait_for_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminate.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some("".into())));
+        assert!(!colour(true, Some("1".into())));
+        assert!(!colour(false, None));
     }
 }

@@ -150,7 +150,7 @@ async fn access_reviews_answer_by_rbac(backend: Backend) {
 testenv::each_control_plane!(access_reviews_answer_by_rbac);
 
 async fn a_binding_assigns_a_pod_to_a_node(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let plane = common::without_a_node(backend).await;
     let client = plane.client();
     let pods = format!("/api/v1/namespaces/{NAMESPACE}/pods");
     let pod = post(

@@ -276,10 +276,16 @@ fn spawn_bin(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> tokio::process:
 }
 
 /// The URL from the bin's `serving on URL; ...` line, or `Err(stderr)` when it exits first. Keeps
-/// reading stdout (the logs go there too) so the bin never writes into a closed pipe; the task returns
-/// all of it once the bin exits.
+/// reading stdout and stderr (where the logs go) so the bin never blocks on a full pipe; the task
+/// returns both once the bin exits.
 async fn served_url(child: &mut tokio::process::Child) -> Result<(String, JoinHandle<String>), String> {
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut stderr = child.stderr.take().unwrap();
+    let logs = tokio::spawn(async move {
+        let mut logs = String::new();
+        let _ = stderr.read_to_string(&mut logs).await;
+        logs
+    });
     let (url_tx, url_rx) = tokio::sync::oneshot::channel();
     let reading = tokio::spawn(async move {
         let mut url_tx = Some(url_tx);
@@ -297,24 +303,14 @@ async fn served_url(child: &mut tokio::process::Child) -> Result<(String, JoinHa
             all.push_str(&line);
             all.push('\n');
         }
-        all
+        all + &logs.await.unwrap()
     });
     let url = tokio::time::timeout(Duration::from_secs(20), url_rx)
         .await
         .expect("the bin says where it serves within 20 s");
     match url {
         Ok(url) => Ok((url, reading)),
-        Err(_) => {
-            let mut stderr = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .await
-                .unwrap();
-            Err(stderr)
-        }
+        Err(_) => Err(reading.await.unwrap()),
     }
 }
 
@@ -356,20 +352,55 @@ async fn bin_requires_the_token_it_writes_into_the_kubeconfig_and_never_logs_it(
     .unwrap();
 
     child.kill().await.unwrap();
-    let mut logs = stdout.await.unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut logs)
-        .await
-        .unwrap();
+    let logs = stdout.await.unwrap();
     assert!(logs.contains("request"), "debug logging was on: {logs}");
     assert!(!logs.contains(&token), "the token leaked into the logs");
     assert!(
         !logs.contains("wrong-token"),
         "a presented token leaked into the logs"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bin_logs_to_a_file_without_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("apiserver.log");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_apiserver"));
+    command
+        .args(["--addr", "127.0.0.1:0", "--insecure-no-auth", "--log", "debug"])
+        .current_dir(dir.path())
+        .env_remove("APISERVER_ADDR")
+        .env_remove("NO_COLOR")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("the apiserver binary starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            if let Some(rest) = line.split("serving on ").nth(1) {
+                return rest.split(';').next().map(str::to_owned);
+            }
+        }
+        None
+    })
+    .await
+    .expect("the bin says where it serves within 20 s")
+    .expect("the bin serves");
+    let base = kube::Config::new(url.parse().unwrap());
+    let (status, _) = common::send_bytes(
+        &client_with_token(&base, None),
+        "GET",
+        "/api/v1/namespaces",
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(status, 200);
+    child.kill().await.unwrap();
+    let logs = std::fs::read_to_string(&log_path).unwrap();
+    assert!(logs.contains("request"), "debug logging was on: {logs}");
+    assert!(!logs.contains('\x1b'), "an escape code in the log file: {logs:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

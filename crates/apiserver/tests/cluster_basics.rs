@@ -149,7 +149,7 @@ testenv::each_control_plane!(component_statuses_are_listed_and_nodes_are_cordone
 const PODS: &str = "/api/v1/namespaces/default/pods";
 
 async fn pod_endpoints_answer_as_without_a_kubelet(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let plane = common::without_a_node(backend).await;
     let client = plane.client();
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "labels": {"app": "web"}},
         "spec": {"containers": [{"name": "web", "image": "nginx"}]}});

@@ -291,8 +291,8 @@ fn spawn_bin(dir: &Path, args: &[&str]) -> tokio::process::Child {
         .expect("the apiserver binary starts")
 }
 
-/// Waits for the bin's `serving on URL` line (keeping stdout drained), or returns its stderr when it
-/// exits first.
+/// Waits for the bin's `serving on URL` line (keeping stdout and stderr, the logs, drained), or
+/// returns its stderr when it exits first.
 async fn served(child: &mut tokio::process::Child) -> Result<JoinHandle<()>, String> {
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     let (serving_tx, serving_rx) = tokio::sync::oneshot::channel();
@@ -310,7 +310,11 @@ async fn served(child: &mut tokio::process::Child) -> Result<JoinHandle<()>, Str
         .await
         .expect("the bin starts or exits within 30 s");
     match serving {
-        Ok(()) => Ok(reading),
+        Ok(()) => {
+            let mut pipe = child.stderr.take().unwrap();
+            tokio::spawn(async move { tokio::io::copy(&mut pipe, &mut tokio::io::sink()).await });
+            Ok(reading)
+        }
         Err(_) => {
             let mut stderr = String::new();
             let mut pipe = child.stderr.take().unwrap();

@@ -12,6 +12,7 @@ use testenv::{Backend, ControlPlane};
 
 const CONFIG_MAPS: &str = "/api/v1/namespaces/default/configmaps";
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const APPLY: &str = "application/apply-patch+yaml";
 const BOOL_IN_DATA: &str = "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot \
      unmarshal bool into Go struct field ConfigMap.data of type string";
 
@@ -345,7 +346,140 @@ async fn json_patches_that_do_not_apply_are_invalid_without_details(backend: Bac
     assert_eq!(kept.body["data"], json!({"w": "1"}));
 }
 
+/// The e2e suite's Deployment, which names an unknown field before it repeats one: a built-in kind's
+/// decoder names each problem where the body has it, whatever its kind, and a field the type lacks
+/// once however often it comes.
+const UNKNOWN_THEN_REPEATED: &[u8] = br#"{"apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "NAME", "labels": {"app": "nginx"}},
+    "spec": {"unknownField": "foo", "replicas": 2, "replicas": 3, "unknownField": "bar",
+        "selector": {"matchLabels": {"app": "nginx"}},
+        "template": {"metadata": {"labels": {"app": "nginx"}},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx", "zz": 1, "aa": 2}]}}}}"#;
+
+async fn problems_of_built_ins_come_in_the_order_the_body_has_them(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let body = |name: &str| {
+        String::from_utf8_lossy(UNKNOWN_THEN_REPEATED)
+            .replace("NAME", name)
+            .into_bytes()
+    };
+    let strict = format!("{DEPLOYMENTS}?fieldValidation=Strict");
+    let refused = request_bytes(&client, "POST", &strict, "application/json", body("strict")).await;
+    assert_bad_request(
+        &refused,
+        "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: \
+         unknown field \"spec.unknownField\", duplicate field \"spec.replicas\", \
+         unknown field \"spec.template.spec.containers[0].zz\", unknown field \"spec.template.spec.containers[0].aa\"",
+    );
+    let warned = request_bytes(&client, "POST", DEPLOYMENTS, "application/json", body("warned")).await;
+    assert_eq!(warned.status, 201, "{}", warned.body);
+    assert_eq!(
+        warned.warnings,
+        [
+            r#"299 - "unknown field \"spec.unknownField\"""#,
+            r#"299 - "duplicate field \"spec.replicas\"""#,
+            r#"299 - "unknown field \"spec.template.spec.containers[0].zz\"""#,
+            r#"299 - "unknown field \"spec.template.spec.containers[0].aa\"""#,
+        ]
+    );
+}
+
+/// Server-side apply converts its body to the object's type before anything else, and a field the
+/// type does not declare fails that conversion: 500 without a reason, whatever `fieldValidation`
+/// says, for custom resources and built-ins alike.
+async fn apply_of_undeclared_fields_fails_its_typed_conversion(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let crd = serde_json::from_str(include_str!("fixtures/crd.json")).expect("CRD parses");
+    common::install_crd(&client, crd).await;
+    testenv::discovered(&client, "example.com", "v1", "postgreswriters").await;
+    let writers = "/apis/example.com/v1/namespaces/default/postgreswriters";
+    for validation in ["Strict", "Warn", "Ignore"] {
+        let body = "apiVersion: example.com/v1\nkind: PostgresWriter\nmetadata:\n  name: w\n  namespace: default\n\
+                    unknownField: unknown\nspec:\n  table: t\n";
+        let path = format!("{writers}/w?fieldManager=m&fieldValidation={validation}");
+        let refused = request_bytes(&client, "PATCH", &path, APPLY, body.as_bytes().to_vec()).await;
+        assert_eq!(
+            (refused.status, &refused.body),
+            (
+                500,
+                &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "failed to create typed patch object (default/w; example.com/v1, Kind=PostgresWriter): \
+                                .unknownField: field not declared in schema",
+                    "code": 500})
+            ),
+            "{validation}"
+        );
+    }
+    let config_map = br#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "datum": {}}"#;
+    let path = format!("{CONFIG_MAPS}/c?fieldManager=m");
+    let refused = request_bytes(&client, "PATCH", &path, APPLY, config_map.to_vec()).await;
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    assert_eq!(
+        refused.body["message"],
+        "failed to create typed patch object (/c; /v1, Kind=ConfigMap): .datum: field not declared in schema"
+    );
+}
+
+/// An apply body is YAML, and a key it repeats is named as the YAML decoder names it, by the line
+/// its value starts on: a 400 under Strict, a warning under Warn (the default), nothing under Ignore.
+async fn keys_an_apply_body_repeats_follow_field_validation(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let body = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  foo: a\n  foo: b\n\
+             metadata:\n  name: {name}\n  labels:\n    a: x1\n    a: x2\n"
+        )
+        .into_bytes()
+    };
+    let apply = |name: &str, validation: &str| {
+        format!("{CONFIG_MAPS}/{name}?fieldManager=m&fieldValidation={validation}")
+    };
+    let refused = request_bytes(
+        &client,
+        "PATCH",
+        &apply("strict", "Strict"),
+        APPLY,
+        body("strict"),
+    )
+    .await;
+    assert_bad_request(
+        &refused,
+        "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  \
+         line 7: key \"foo\" already set in map\n  line 12: key \"a\" already set in map\n  \
+         line 9: key \"metadata\" already set in map",
+    );
+    let warned = request_bytes(&client, "PATCH", &apply("warned", "Warn"), APPLY, body("warned")).await;
+    assert_eq!(warned.status, 201, "{}", warned.body);
+    assert_eq!(
+        warned.warnings,
+        [
+            r#"299 - "line 7: key \"foo\" already set in map""#,
+            r#"299 - "line 12: key \"a\" already set in map""#,
+            r#"299 - "line 9: key \"metadata\" already set in map""#,
+        ]
+    );
+    // The last value of each key is the one applied.
+    assert_eq!(warned.body["data"], json!({"foo": "b"}));
+    assert_eq!(warned.body["metadata"]["labels"], json!({"a": "x2"}));
+    let ignored = request_bytes(
+        &client,
+        "PATCH",
+        &apply("ignored", "Ignore"),
+        APPLY,
+        body("ignored"),
+    )
+    .await;
+    assert_eq!(ignored.status, 201, "{}", ignored.body);
+    assert!(ignored.warnings.is_empty(), "{:?}", ignored.warnings);
+}
+
 testenv::each_control_plane!(
+    problems_of_built_ins_come_in_the_order_the_body_has_them,
+    apply_of_undeclared_fields_fails_its_typed_conversion,
+    keys_an_apply_body_repeats_follow_field_validation,
     bodies_that_are_not_json_quote_gos_decoder,
     json_patches_that_do_not_apply_are_invalid_without_details,
     custom_resources_name_repeated_and_unknown_fields_as_kube_apiserver_does,

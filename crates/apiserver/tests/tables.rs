@@ -49,12 +49,12 @@ const KINDS: &[(&str, &str, &[&str])] = &[
     (
         "deployments web",
         "NAME|READY|UP-TO-DATE|AVAILABLE|AGE|CONTAINERS|IMAGES|SELECTOR\n\
-         web|2/2|2|2|*|web,log|nginx,busybox|app=web,tier in (edge,front)",
+         web|0/2|2|0|*|web,log|nginx,busybox|app=web,tier in (edge,front)",
         &["CONTAINERS", "IMAGES", "SELECTOR"],
     ),
     (
         "replicasets cache",
-        "NAME|DESIRED|CURRENT|READY|AGE|CONTAINERS|IMAGES|SELECTOR\ncache|3|0|0|*|redis|redis|app=cache",
+        "NAME|DESIRED|CURRENT|READY|AGE|CONTAINERS|IMAGES|SELECTOR\ncache|3|3|0|*|redis|redis|app=cache",
         &["CONTAINERS", "IMAGES", "SELECTOR"],
     ),
     (
@@ -225,7 +225,20 @@ fn events_manifest() -> String {
 }
 
 async fn kubectl_get_prints_the_columns_and_cells_of_kube_apiserver(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    // The workload controllers run and no node does: the Deployment and the ReplicaSet get Pods that
+    // stay Pending.
+    let plane = match backend {
+        Backend::Real => ControlPlane::real(testenv::real::Controllers::Workloads).await,
+        Backend::Cluster => panic!("the cluster tier has a node"),
+        Backend::Embedded => {
+            ControlPlane::embedded(apiserver::Config {
+                simulated_node: false,
+                ..apiserver::Config::default()
+            })
+            .await
+        }
+    }
+    .expect("control plane starts");
     let kubectl = Kubectl::new(&plane);
     kubectl
         .ok(&["apply", "-f", &fixture("tables/objects.yaml")])
@@ -238,17 +251,21 @@ async fn kubectl_get_prints_the_columns_and_cells_of_kube_apiserver(backend: Bac
             &kubectl.manifest("events.yaml", &events_manifest()),
         ])
         .await;
-    // As a finished rollout reports them: no controller writes their status on the real tier.
-    for (kind, status) in [
-        (
-            "deployment/web",
-            r#"{"status":{"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2}}"#,
-        ),
-        (
-            "statefulset/db",
-            r#"{"status":{"replicas":1,"readyReplicas":1,"currentReplicas":1,"updatedReplicas":1}}"#,
-        ),
+    // The workload controllers made their Pods (at once on the embedded server, soon on the real one).
+    for (what, path, count) in [
+        ("deployment/web", "{.status.updatedReplicas}", "2"),
+        ("replicaset/cache", "{.status.replicas}", "3"),
     ] {
+        let condition = format!("--for=jsonpath={path}={count}");
+        kubectl
+            .ok(&["wait", "-n", "tables", what, &condition, "--timeout=60s"])
+            .await;
+    }
+    // As a finished rollout reports it: no StatefulSet controller runs.
+    for (kind, status) in [(
+        "statefulset/db",
+        r#"{"status":{"replicas":1,"readyReplicas":1,"currentReplicas":1,"updatedReplicas":1}}"#,
+    )] {
         kubectl
             .ok(&[
                 "patch",

@@ -26,6 +26,10 @@ const PROGRAM_LIMIT: Duration = Duration::from_secs(90);
 /// graph every 30 s, so a collection can take that long plus the sweep.
 const UNTIL_LIMIT: Duration = Duration::from_secs(90);
 const UNTIL_PERIOD: Duration = Duration::from_millis(250);
+/// How long a step waits for the workload controllers to settle (they take milliseconds; the margin
+/// is for a loaded machine), and how often it looks.
+const SETTLE_LIMIT: Duration = Duration::from_secs(30);
+const SETTLE_PERIOD: Duration = Duration::from_millis(50);
 
 /// What every `python:` step starts with: the client, `ns`, `show` and `refused` (see the file).
 const PYTHON_PRELUDE: &str = include_str!("python/prelude.py");
@@ -112,6 +116,7 @@ impl Target {
         }
         let mut answers = Vec::with_capacity(scenario.steps.len());
         for (index, step) in scenario.steps.iter().enumerate() {
+            self.settle_workloads(namespace).await;
             let answer = self.step(step, &vars).await;
             for (name, pointer) in &step.capture {
                 let Some(value) = answer.body.pointer(pointer) else {
@@ -130,6 +135,52 @@ impl Target {
             answers.push(answer);
         }
         Ok(answers)
+    }
+
+    /// Waits until the Deployment and ReplicaSet controllers are done with the namespace's
+    /// Deployments, so that a step sees the state they settle in rather than one on the way: on
+    /// the real control plane they act after the request that set them off was answered (the
+    /// embedded server's act before it is). Settled: every ReplicaSet has observed its spec and has
+    /// as many Pods as it asks for, and every Deployment has observed its spec and counts the Pods
+    /// its ReplicaSets have. A namespace that never settles is played on after [`SETTLE_LIMIT`], and
+    /// the comparison shows it.
+    async fn settle_workloads(&self, namespace: &str) {
+        let deadline = Instant::now() + SETTLE_LIMIT;
+        loop {
+            let list = |plural: &str| {
+                let target = format!("/apis/apps/v1/namespaces/{namespace}/{plural}");
+                async move {
+                    self.send("GET", &target, None, &[]).await.body["items"]
+                        .as_array()
+                        .cloned()
+                }
+            };
+            let (Some(deployments), Some(replica_sets)) =
+                (list("deployments").await, list("replicasets").await)
+            else {
+                return;
+            };
+            if workloads_settled(&deployments, &replica_sets) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                let names = |items: &[Value]| {
+                    let described: Vec<String> = items
+                        .iter()
+                        .map(|o| format!("{} {}", o["metadata"]["name"], o["status"]))
+                        .collect();
+                    described.join("; ")
+                };
+                eprintln!(
+                    "{}: the workloads of {namespace} did not settle within {SETTLE_LIMIT:?}: deployments {}; replica sets {}",
+                    self.name,
+                    names(&deployments),
+                    names(&replica_sets)
+                );
+                return;
+            }
+            tokio::time::sleep(SETTLE_PERIOD).await;
+        }
     }
 
     async fn step(&self, step: &Step, vars: &BTreeMap<String, String>) -> Answer {
@@ -409,6 +460,36 @@ impl Target {
             body: Value::Array(found),
         }
     }
+}
+
+/// Whether the workload controllers are done with these Deployments and ReplicaSets (see
+/// [`Target::settle_workloads`]).
+fn workloads_settled(deployments: &[Value], replica_sets: &[Value]) -> bool {
+    let number = |object: &Value, pointer: &str, default: i64| {
+        object.pointer(pointer).and_then(Value::as_i64).unwrap_or(default)
+    };
+    let live = |object: &&Value| object.pointer("/metadata/deletionTimestamp").is_none();
+    let observed = |object: &Value| {
+        number(object, "/status/observedGeneration", 0) >= number(object, "/metadata/generation", 0)
+    };
+    let sets_done = replica_sets
+        .iter()
+        .filter(live)
+        .all(|rs| observed(rs) && number(rs, "/status/replicas", 0) == number(rs, "/spec/replicas", 1));
+    let deployments_done = deployments.iter().filter(live).all(|deployment| {
+        let uid = deployment.pointer("/metadata/uid");
+        let counted: i64 = replica_sets
+            .iter()
+            .filter(|rs| {
+                rs.pointer("/metadata/ownerReferences")
+                    .and_then(Value::as_array)
+                    .is_some_and(|owners| owners.iter().any(|o| o.get("uid") == uid))
+            })
+            .map(|rs| number(rs, "/status/replicas", 0))
+            .sum();
+        observed(deployment) && number(deployment, "/status/replicas", 0) == counted
+    });
+    sets_done && deployments_done
 }
 
 fn exit_code(output: &std::process::Output) -> i64 {

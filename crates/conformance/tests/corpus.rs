@@ -22,9 +22,17 @@ testenv::real_control_plane!(the_embedded_server_answers_the_corpus_as_the_real_
 async fn the_embedded_server_answers_the_corpus_as_the_real_one_does(_: Backend) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scenarios = scenario::load(&root.join("corpus")).expect("the corpus reads");
+    // Both sides run the workload controllers and neither runs a node: the real control plane its
+    // Deployment and ReplicaSet controllers beside the garbage collector and the namespace
+    // controller (no scheduler, no kubelet), the embedded server with its simulated node off. So a
+    // Deployment gets the same ReplicaSets, Pending Pods and status on each; before each step the
+    // runner waits until the controllers are done (`Target::settle_workloads`).
     let (real, embedded) = tokio::join!(
-        ControlPlane::start(Backend::Real),
-        ControlPlane::start(Backend::Embedded)
+        ControlPlane::real(testenv::real::Controllers::Workloads),
+        ControlPlane::embedded(apiserver::Config {
+            simulated_node: false,
+            ..apiserver::Config::default()
+        })
     );
     let (real, embedded) = (
         real.expect("the real control plane starts"),

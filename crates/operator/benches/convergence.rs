@@ -1,26 +1,45 @@
 //! PostgresWriter at scale, against the embedded API server and then the real control plane (etcd,
 //! kube-apiserver and kube-controller-manager built from their Go modules), with a throwaway
-//! PostgreSQL and the real `operator` binary as a separate process so its RSS is its own:
+//! PostgreSQL. Two operators, each a separate process so that its RSS and CPU are its own: ours (the
+//! real `operator` binary) and the controller-runtime PostgresWriter of `testenv/go-peer`, the
+//! operator a user would otherwise write (built by its `build.sh`, which skips an up-to-date build).
 //! 1. the bare figure: the API writes the operator cannot avoid made directly by this process for N
 //!    resources, no operator running, timed like the operator's phases by a watch that sees every
 //!    status Ready / every resource gone. Twice: without Events (create, add finalizer, write status;
 //!    delete, remove finalizer), the measure the convergence goal was set against, and with the Event
 //!    the operator records per row write and per row delete, the second view (the ratio against the
 //!    first cannot go below what the Events alone cost, which is printed too);
-//! 2. N resources created at once: time until every row is present and every status Ready, then all
-//!    deleted: time until every row and every resource is gone, each against both bare figures;
-//! 3. operator RSS at steady state with N resources;
+//! 2. for each operator, N resources created at once: time until every row is present and every
+//!    status Ready, then all deleted: time until every row and every resource is gone, each against
+//!    both bare figures; the Events it recorded (one per row written, one per row deleted expected)
+//!    when converged and once settled; its CPU and the statements it ran in PostgreSQL per phase;
+//! 3. each operator's RSS at steady state with N resources, and its peak;
 //! 4. create-to-row latency at a steady 200 creates/s (the row's commit is seen through LISTEN/NOTIFY).
 //!
-//! Steps 1-3 run in rounds (the machine is shared and noisy; the medians are the figures), each in
-//! fresh namespaces with the operator started anew; step 4 runs once, after the last round.
+//! Steps 1-3 run in rounds (the machine is shared and noisy; the medians are the figures). In each
+//! round the bare writes and each operator get a fresh server of their own (an embedded server
+//! starts in milliseconds, the real control plane in seconds): a server that kept the objects and
+//! Events of an earlier phase would be slower for whoever comes after, and the operators take turns
+//! going first, round by round. Each operator has its own PostgreSQL role and schema, so its tables
+//! and ledger are its own and pg_stat_statements counts its statements apart. Step 4 runs once per
+//! operator, after its phases of the last round.
 //!
-//! `cargo bench -p operator --bench convergence` (N=10000, 3 rounds, both servers). Knobs:
-//! `BENCH_SERVERS` (`embedded`, `real` or both, comma-separated), `BENCH_RESOURCES`,
-//! `BENCH_ROUNDS`, `BENCH_OPERATOR_LOG=debug` (a log filter for the operator, whose log goes to
-//! stderr), `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later).
-//! `cargo bench --profile profiling ...` builds in a fraction of the time, for trying changes.
+//! `cargo bench -p operator --bench convergence` (N=10000, 3 rounds, both servers, both operators).
+//! Knobs: `BENCH_SERVERS` (`embedded`, `real` or both, comma-separated), `BENCH_OPERATORS` (`ours`,
+//! `go` or both, comma-separated, in the order of the first round), `BENCH_RESOURCES`,
+//! `BENCH_ROUNDS`, `BENCH_OPERATOR_LOG=debug` (a log filter for our operator, whose log goes to
+//! stderr), `BENCH_GO_PEER_LOG` (the peer's `--zap-log-level`, `error` unless set),
+//! `BENCH_STATEMENTS=top` (each operator's most frequent statements over the run, at its end),
+//! `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later). The peer needs `go` on the
+//! PATH (`bash testenv/go-peer/build.sh` builds it ahead). `cargo bench --profile profiling ...`
+//! builds in a fraction of the time, for trying changes.
 
+#[path = "convergence/database.rs"]
+mod database;
+#[path = "convergence/events.rs"]
+mod events;
+#[path = "convergence/operators.rs"]
+mod operators;
 mod support;
 
 /// The embedded API server runs in this process under jemalloc, the allocator of the binaries that
@@ -32,7 +51,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use std::{
     collections::{HashMap, HashSet},
-    process::{Command, Stdio},
+    path::PathBuf,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -50,8 +69,8 @@ use operator::{
     api::postgres_writer::{FINALIZER, PostgresWriter, PostgresWriterSpec},
     db::throwaway::ThrowawayPostgres,
 };
+use operators::{Kind, Running, http_get, peak_rss_kib, rss_kib};
 use serde_json::json;
-use support::{Operator, free_port};
 use testenv::{Backend, ControlPlane};
 
 const CREATORS: usize = 32;
@@ -223,16 +242,6 @@ fn track(client: &kube::Client, namespace: &str) -> Arc<Mutex<Seen>> {
     seen
 }
 
-async fn count_rows(sql: &tokio_postgres::Client, table: &str) -> i64 {
-    match sql
-        .query_one(&format!("SELECT count(*) FROM \"{table}\""), &[])
-        .await
-    {
-        Ok(row) => row.get(0),
-        Err(_) => 0,
-    }
-}
-
 /// Polls `done` every 10 ms; returns when it holds.
 async fn until(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
     let deadline = Instant::now() + limit;
@@ -243,17 +252,6 @@ async fn until(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool)
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// CPU seconds (user + system) used so far by process `pid`.
@@ -340,6 +338,11 @@ impl CpuSplit {
         }
     }
 
+    /// The operator's CPU seconds since then.
+    fn operator_since(&self, operator: u32) -> f64 {
+        cpu_seconds(operator) - self.operator
+    }
+
     fn since(&self, operator: Option<u32>) -> String {
         let now = CpuSplit::now(operator);
         format!(
@@ -357,50 +360,8 @@ impl CpuSplit {
     }
 }
 
-/// The operator, its probe port and its metrics port.
-async fn start_operator(kubeconfig: &std::path::Path, database_url: &str) -> (Operator, u16, u16) {
-    let probes = free_port();
-    let metrics = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_operator"))
-        .args(["run", "--controllers", "postgres-writer"])
-        .arg(format!("--metrics-bind-address=127.0.0.1:{metrics}"))
-        .arg(format!("--health-probe-bind-address=127.0.0.1:{probes}"))
-        .env("KUBECONFIG", kubeconfig)
-        .env("DATABASE_URL", database_url)
-        .env(
-            "LOG_LEVEL",
-            std::env::var("BENCH_OPERATOR_LOG").unwrap_or_else(|_| "warn".into()),
-        )
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("operator starts");
-    let operator = Operator(child);
-    until("operator ready", Duration::from_secs(30), async || {
-        readyz(probes).await
-    })
-    .await;
-    (operator, probes, metrics)
-}
-
-async fn readyz(port: u16) -> bool {
-    http_get(port, "/readyz")
-        .await
-        .is_some_and(|r| r.starts_with("HTTP/1.1 200"))
-}
-
-/// The whole response to `GET path` on a loopback port, or `None` when nothing answers.
-async fn http_get(port: u16, path: &str) -> Option<String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.ok()?;
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response).await;
-    Some(response)
-}
-
-/// Statements and rows of one database operation so far, from the operator's metrics.
-async fn statements(metrics: u16, operation: &str) -> (f64, f64) {
+/// Statements and rows of one database operation so far, from our operator's metrics.
+async fn batch_rows(metrics: u16, operation: &str) -> (f64, f64) {
     let text = http_get(metrics, "/metrics").await.unwrap_or_default();
     let value = |name: &str| {
         let series = format!("postgres_writer_batch_rows_{name}{{operation=\"{operation}\"}} ");
@@ -413,7 +374,7 @@ async fn statements(metrics: u16, operation: &str) -> (f64, f64) {
 
 /// How the operator's row writes of a phase were batched.
 async fn batching(metrics: u16, operation: &str, before: (f64, f64)) -> String {
-    let (count, rows) = statements(metrics, operation).await;
+    let (count, rows) = batch_rows(metrics, operation).await;
     let (count, rows) = (count - before.0, rows - before.1);
     format!(
         "{operation}: {count} statements, {:.1} rows each",
@@ -421,24 +382,28 @@ async fn batching(metrics: u16, operation: &str, before: (f64, f64)) -> String {
     )
 }
 
-/// Creates `n` resources at `rate`/s into a table whose inserts NOTIFY; returns per-resource latency
-/// from sending the create to the row's commit being announced.
+/// Creates `n` resources at `rate`/s into `kind`'s table `latency`, whose inserts NOTIFY; returns
+/// per-resource latency from sending the create to the row's commit being announced.
 async fn create_to_row_latency(
     client: &kube::Client,
     database_url: &str,
     sql: &tokio_postgres::Client,
+    kind: Kind,
     n: usize,
     rate: u32,
 ) -> Vec<Duration> {
-    sql.batch_execute(
-        // Each server's run measures this once, in the same PostgreSQL: start from nothing.
-        "DROP TABLE IF EXISTS latency; DROP FUNCTION IF EXISTS announce() CASCADE; \
-         CREATE TABLE latency (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+    let schema = kind.role();
+    sql.batch_execute(&format!(
+        // Each operator's run measures this once per server, in the same PostgreSQL: start from
+        // nothing, in the operator's own schema and owned by its role.
+        "DROP TABLE IF EXISTS {schema}.latency; \
+         CREATE TABLE {schema}.latency (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
          country text NOT NULL, owner_uid text NOT NULL); \
-         CREATE FUNCTION announce() RETURNS trigger LANGUAGE plpgsql AS \
+         ALTER TABLE {schema}.latency OWNER TO {schema}; \
+         CREATE OR REPLACE FUNCTION public.announce() RETURNS trigger LANGUAGE plpgsql AS \
          $$ BEGIN PERFORM pg_notify('rows', NEW.id); RETURN NEW; END $$; \
-         CREATE TRIGGER announce AFTER INSERT ON latency FOR EACH ROW EXECUTE FUNCTION announce();",
-    )
+         CREATE TRIGGER announce AFTER INSERT ON {schema}.latency FOR EACH ROW EXECUTE FUNCTION public.announce();"
+    ))
     .await
     .expect("latency table");
     let (listener, mut connection) = tokio_postgres::connect(database_url, tokio_postgres::NoTls)
@@ -512,6 +477,7 @@ fn backend_name(backend: Backend) -> &'static str {
     match backend {
         Backend::Embedded => "embedded API server",
         Backend::Real => "etcd + kube-apiserver + kube-controller-manager",
+        Backend::Cluster => "the cluster tier's node",
     }
 }
 
@@ -528,6 +494,10 @@ async fn start_server(backend: Backend, n: usize) -> ControlPlane {
         Backend::Real => ControlPlane::start(Backend::Real)
             .await
             .expect("the real control plane starts"),
+        // BENCH_SERVERS names only these two: the bench compares servers, not nodes.
+        Backend::Cluster => {
+            panic!("the convergence bench runs on the embedded server or the real control plane")
+        }
     }
 }
 
@@ -553,6 +523,16 @@ async fn install_crds(client: &kube::Client) {
     }
 }
 
+/// A fresh server of kind `backend` with the operator's CRDs installed; the CPU split counts its
+/// processes from now on.
+async fn fresh_server(backend: Backend, n: usize) -> ControlPlane {
+    let server = start_server(backend, n).await;
+    *SERVER_PIDS.lock().unwrap_or_else(|e| e.into_inner()) =
+        server.as_real().map(|real| real.pids()).unwrap_or_default();
+    install_crds(&server.client()).await;
+    server
+}
+
 #[tokio::main]
 async fn main() {
     let n: usize = std::env::var("BENCH_RESOURCES")
@@ -564,163 +544,307 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(3)
         .max(1);
+    let kinds = Kind::from_env();
+    let servers = backends();
+    let go_peer = kinds.contains(&Kind::Go).then(operators::build_go_peer);
     let pg = ThrowawayPostgres::start().await.expect("throwaway PostgreSQL");
+    database::track_statements(&pg).await;
     let postmaster = std::fs::read_to_string(pg.path().join("data/postmaster.pid"))
         .ok()
         .and_then(|pids| pids.lines().next()?.trim().parse().ok())
         .expect("the postmaster's pid");
     let _ = POSTMASTER.set(postmaster);
-    let (sql, connection) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls)
-        .await
-        .expect("psql");
-    tokio::spawn(connection);
+    let sql = database::connect(&pg.url()).await;
+    let mut urls = HashMap::new();
+    for &kind in &kinds {
+        urls.insert(kind, database::role(&sql, &pg, kind).await);
+    }
+    let bench = Bench {
+        n,
+        rounds,
+        kinds,
+        go_peer,
+        pg: &pg,
+        sql: &sql,
+        urls,
+    };
     let mut summaries = Vec::new();
-    for backend in backends() {
-        let server = start_server(backend, n).await;
-        *SERVER_PIDS.lock().unwrap_or_else(|e| e.into_inner()) =
-            server.as_real().map(|real| real.pids()).unwrap_or_default();
-        let summary = against(&server, backend, &pg, &sql, n, rounds).await;
-        summaries.push((backend, summary));
+    for backend in servers {
+        summaries.push((backend, bench.against(backend).await));
+    }
+    if std::env::var("BENCH_STATEMENTS").as_deref() == Ok("top") {
+        for &kind in &bench.kinds {
+            println!(
+                "{}: the statements it ran most often, with their calls:",
+                kind.label()
+            );
+            for (calls, statement) in database::top_statements(&sql, kind).await {
+                println!("{calls:>10}  {statement}");
+            }
+        }
     }
     if let [(_, embedded), (_, real)] = summaries.as_slice() {
-        println!(
-            "side by side: the operator converges {n} resources in {:.2} s on the embedded server, {:.2} s on the real control plane ({:.2}x); deletes them in {:.2} s and {:.2} s ({:.2}x)",
-            embedded.converged,
-            real.converged,
-            real.converged / embedded.converged,
-            embedded.deleted,
-            real.deleted,
-            real.deleted / embedded.deleted,
-        );
+        for kind in &bench.kinds {
+            let (embedded, real) = (&embedded[kind], &real[kind]);
+            println!(
+                "side by side: {} converges {n} resources in {:.2} s on the embedded server, {:.2} s on the real control plane ({:.2}x); deletes them in {:.2} s and {:.2} s ({:.2}x)",
+                kind.label(),
+                embedded.converged,
+                real.converged,
+                real.converged / embedded.converged,
+                embedded.deleted,
+                real.deleted,
+                real.deleted / embedded.deleted,
+            );
+        }
     }
 }
 
-/// The medians of one server's rounds, in seconds.
+/// What every phase of a run shares.
+struct Bench<'a> {
+    n: usize,
+    rounds: usize,
+    /// The operators to run, in the order of the first round.
+    kinds: Vec<Kind>,
+    /// The peer's binary, when it runs.
+    go_peer: Option<PathBuf>,
+    pg: &'a ThrowawayPostgres,
+    sql: &'a tokio_postgres::Client,
+    /// Each operator's DATABASE_URL (its own role).
+    urls: HashMap<Kind, String>,
+}
+
+/// The medians of one operator's rounds on one server, in seconds.
 struct Summary {
     converged: f64,
     deleted: f64,
 }
 
-/// Every round against `server`, and its medians.
-async fn against(
-    server: &ControlPlane,
-    backend: Backend,
-    pg: &ThrowawayPostgres,
-    sql: &tokio_postgres::Client,
-    n: usize,
-    rounds: usize,
-) -> Summary {
-    let name = backend_name(backend);
-    let client = server.client();
-    install_crds(&client).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-    println!(
-        "PostgresWriter convergence against the {name}, {n} resources, {CREATORS} concurrent client tasks, {rounds} rounds"
-    );
-    let mut rounds_seen: Vec<Round> = Vec::new();
-    let mut rss = Vec::new();
-    for round in 1..=rounds {
-        // Each round in fresh namespaces, the operator stopped while the bare writes run (it would
-        // reconcile them) and started anew for its own phases.
-        let (bare_create, bare_delete) = bare_api_writes(&client, n, &format!("bare-{round}"), false).await;
+impl Bench<'_> {
+    /// Every round against servers of kind `backend`, and each operator's medians.
+    async fn against(&self, backend: Backend) -> HashMap<Kind, Summary> {
+        let (n, rounds) = (self.n, self.rounds);
+        let name = backend_name(backend);
         println!(
-            "round {round}: bare API writes: create+finalizer+status {bare_create:?}, delete+finalizer removal {bare_delete:?}"
+            "PostgresWriter convergence against the {name}, {n} resources, {CREATORS} concurrent client tasks, {rounds} rounds"
         );
-        let (evented_create, evented_delete) =
-            bare_api_writes(&client, n, &format!("events-{round}"), true).await;
+        println!(
+            "operators: {} (each round on a fresh server of its own; the bare writes on another)",
+            self.kinds
+                .iter()
+                .map(|k| k.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let mut bares: Vec<Bare> = Vec::new();
+        let mut seen: HashMap<Kind, Vec<Phases>> = HashMap::new();
+        for round in 1..=rounds {
+            let bare = bare_round(backend, n, round).await;
+            // Turns: neither operator always meets the machine (PostgreSQL's tables, the page
+            // cache, the host) as the other left it.
+            let mut order = self.kinds.clone();
+            if round % 2 == 0 {
+                order.reverse();
+            }
+            for kind in order {
+                let phases = self.operator_round(backend, kind, round, &bare).await;
+                seen.entry(kind).or_default().push(phases);
+            }
+            bares.push(bare);
+        }
         let [events_create, events_delete] =
-            ratios([evented_create, evented_delete], [bare_create, bare_delete]);
+            [0, 1].map(|phase| median(bares.iter().map(|b| b.events_alone()[phase]).collect()));
+        // What the Events alone cost: the floor of the ratio without them for any operator recording them.
         println!(
-            "round {round}: bare API writes and the Events the operator records: create {evented_create:?}, delete {evented_delete:?} = {events_create:.2}x / {events_delete:.2}x the bare"
+            "{name}: median of {rounds} rounds: the Events alone make the bare {events_create:.2}x slower in the create phase, {events_delete:.2}x in the delete phase"
         );
-        let (operator, _probes, metrics) = start_operator(&kubeconfig, &pg.url()).await;
-        let phases = operator_phases(&client, sql, &operator, metrics, n, &format!("bench-{round}")).await;
-        let seen = Round {
-            bare: [bare_create, bare_delete],
-            evented: [evented_create, evented_delete],
-            operator: [phases.converged, phases.deleted],
-        };
-        let ([create_events, delete_events], [create, delete]) = (seen.with_events(), seen.without_events());
-        println!(
-            "round {round}: create {n}: every row + Ready in {:?} = {create_events:.2}x the bare with Events ({create:.2}x without)",
-            phases.converged
-        );
-        println!(
-            "round {round}: delete {n}: every row + resource gone in {:?} = {delete_events:.2}x the bare with Events ({delete:.2}x without)",
-            phases.deleted
-        );
-        rounds_seen.push(seen);
-        rss.push((phases.idle_rss_kib, phases.steady_rss_kib));
-        if round == rounds {
-            let latencies = create_to_row_latency(&client, &pg.url(), sql, 2_000, 200).await;
+        let mut summaries = HashMap::new();
+        for &kind in &self.kinds {
+            let phases = &seen[&kind];
+            let prefix = kind.prefix();
+            let ratios = |of: fn(&Bare, &Phases) -> [f64; 2]| {
+                [0, 1].map(|phase| median(bares.iter().zip(phases).map(|(b, p)| of(b, p)[phase]).collect()))
+            };
+            let ([create_events, delete_events], [create, delete]) =
+                (ratios(Bare::with_events), ratios(Bare::without_events));
             println!(
-                "create-to-row at 200/s over {} creates: p50 {:?}, p99 {:?}, max {:?}",
+                "{name}: {prefix}median of {rounds} rounds: create {create_events:.2}x the bare with Events ({create:.2}x without), delete {delete_events:.2}x ({delete:.2}x without)"
+            );
+            let worst = phases.iter().map(|p| p.steady_rss_kib).max().unwrap_or(0);
+            println!(
+                "{name}: {prefix}operator RSS: {:.1} MiB idle, {:.1} MiB at steady state with {n} resources (highest of {rounds} rounds)",
+                phases[0].idle_rss_kib as f64 / 1024.0,
+                worst as f64 / 1024.0
+            );
+            let [converged, deleted] =
+                [0, 1].map(|phase| median(phases.iter().map(|p| p.times[phase].as_secs_f64()).collect()));
+            summaries.insert(kind, Summary { converged, deleted });
+        }
+        self.side_by_side(name, &seen);
+        summaries
+    }
+
+    /// One operator's phases of round `round`, on a fresh server, reported against the round's bare
+    /// figures; in the last round its latency too.
+    async fn operator_round(&self, backend: Backend, kind: Kind, round: usize, bare: &Bare) -> Phases {
+        let server = fresh_server(backend, self.n).await;
+        let client = server.client();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let kubeconfig = dir.path().join("kubeconfig");
+        server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+        let operator = operators::start(kind, &kubeconfig, &self.urls[&kind], self.go_peer.as_deref()).await;
+        let phases = operator_phases(
+            &client,
+            self.sql,
+            kind,
+            &operator,
+            self.n,
+            &format!("bench-{round}"),
+        )
+        .await;
+        report_round(kind, round, self.n, bare, &phases);
+        if round == self.rounds {
+            let latencies = create_to_row_latency(&client, &self.pg.url(), self.sql, kind, 2_000, 200).await;
+            println!(
+                "{}create-to-row at 200/s over {} creates: p50 {:?}, p99 {:?}, max {:?}",
+                kind.prefix(),
                 latencies.len(),
                 percentile(&latencies, 0.50),
                 percentile(&latencies, 0.99),
                 latencies.last().copied().unwrap_or_default()
             );
         }
+        // The operator goes before its server, so that it never sees the server gone.
         drop(operator);
+        drop(server);
+        phases
     }
-    let medians = |of: fn(&Round) -> [f64; 2]| {
-        [0, 1].map(|phase| median(rounds_seen.iter().map(|r| of(r)[phase]).collect()))
-    };
-    let ([create_events, delete_events], [create, delete]) =
-        (medians(Round::with_events), medians(Round::without_events));
-    let [events_create, events_delete] = medians(Round::events_alone);
-    println!(
-        "{name}: median of {rounds} rounds: create {create_events:.2}x the bare with Events ({create:.2}x without), delete {delete_events:.2}x ({delete:.2}x without)"
-    );
-    // What the Events alone cost: the floor of the ratio without them for any operator recording them.
-    println!(
-        "{name}: median of {rounds} rounds: the Events alone make the bare {events_create:.2}x slower in the create phase, {events_delete:.2}x in the delete phase"
-    );
-    let worst = rss.iter().map(|(_, steady)| *steady).max().unwrap_or(0);
-    println!(
-        "{name}: operator RSS: {:.1} MiB idle, {:.1} MiB at steady state with {n} resources (highest of {rounds} rounds)",
-        rss[0].0 as f64 / 1024.0,
-        worst as f64 / 1024.0
-    );
-    let operator_medians = [0, 1].map(|phase| {
-        median(
-            rounds_seen
+
+    /// The operators' medians in one table: time, Events, CPU, statements and memory.
+    fn side_by_side(&self, name: &str, seen: &HashMap<Kind, Vec<Phases>>) {
+        let (n, rounds) = (self.n, self.rounds);
+        println!("{name}: side by side, {n} resources, medians of {rounds} rounds");
+        let labels: String = self.kinds.iter().map(|k| format!("{:>30}", k.label())).collect();
+        println!("{:<62}{labels}", "");
+        let row = |what: &str, of: &dyn Fn(&[Phases]) -> String| {
+            let cells: String = self
+                .kinds
                 .iter()
-                .map(|r| r.operator[phase].as_secs_f64())
-                .collect(),
-        )
-    });
-    Summary {
-        converged: operator_medians[0],
-        deleted: operator_medians[1],
+                .map(|kind| format!("{:>30}", of(&seen[kind])))
+                .collect();
+            println!("{what:<62}{cells}");
+        };
+        for (phase, what) in [
+            "create: every row present and every status Ready, s",
+            "delete: every row and every resource gone, s",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            row(what, &|p| {
+                let time = median(p.iter().map(|p| p.times[phase].as_secs_f64()).collect());
+                format!("{time:.2}")
+            });
+        }
+        row("Written Events at convergence / settled", &|p| {
+            pair(p, |p| p.written_events.map(|e| e as f64), 0)
+        });
+        row("Deleted Events at convergence / settled", &|p| {
+            pair(p, |p| p.deleted_events.map(|e| e as f64), 0)
+        });
+        row("operator CPU s, create / delete phase", &|p| {
+            pair(p, |p| p.cpu, 2)
+        });
+        row("PostgreSQL statements, create / delete phase", &|p| {
+            pair(p, |p| p.statements.map(|s| s as f64), 0)
+        });
+        row("operator RSS peak, MiB (highest of the rounds)", &|p| {
+            let peak = p.iter().map(|p| p.peak_rss_kib).max().unwrap_or(0);
+            format!("{:.1}", peak as f64 / 1024.0)
+        });
+        println!("(expected: {n} Written and {n} Deleted Events, one per row written and per row deleted)");
     }
 }
 
-/// One round's times, each as [create phase, delete phase].
-struct Round {
-    bare: [Duration; 2],
-    evented: [Duration; 2],
-    operator: [Duration; 2],
+/// The medians over rounds of a [create phase, delete phase] figure, as "create / delete".
+fn pair(phases: &[Phases], of: impl Fn(&Phases) -> [f64; 2], digits: usize) -> String {
+    let [create, delete] = [0, 1].map(|i| median(phases.iter().map(|p| of(p)[i]).collect()));
+    format!("{create:.digits$} / {delete:.digits$}")
+}
+
+/// The bare API writes of round `round`, without and with Events, on a fresh server.
+async fn bare_round(backend: Backend, n: usize, round: usize) -> Bare {
+    let server = fresh_server(backend, n).await;
+    let client = server.client();
+    let (bare_create, bare_delete) = bare_api_writes(&client, n, &format!("bare-{round}"), false).await;
+    println!(
+        "round {round}: bare API writes: create+finalizer+status {bare_create:?}, delete+finalizer removal {bare_delete:?}"
+    );
+    let (evented_create, evented_delete) =
+        bare_api_writes(&client, n, &format!("events-{round}"), true).await;
+    let bare = Bare {
+        without: [bare_create, bare_delete],
+        with: [evented_create, evented_delete],
+    };
+    let [events_create, events_delete] = bare.events_alone();
+    println!(
+        "round {round}: bare API writes and the Events the operator records: create {evented_create:?}, delete {evented_delete:?} = {events_create:.2}x / {events_delete:.2}x the bare"
+    );
+    bare
+}
+
+/// What one operator did in one round, beside that round's bare figures.
+fn report_round(kind: Kind, round: usize, n: usize, bare: &Bare, phases: &Phases) {
+    let prefix = kind.prefix();
+    let ([create_events, delete_events], [create, delete]) =
+        (bare.with_events(phases), bare.without_events(phases));
+    println!(
+        "round {round}: {prefix}create {n}: every row + Ready in {:?} = {create_events:.2}x the bare with Events ({create:.2}x without)",
+        phases.times[0]
+    );
+    println!(
+        "round {round}: {prefix}delete {n}: every row + resource gone in {:?} = {delete_events:.2}x the bare with Events ({delete:.2}x without)",
+        phases.times[1]
+    );
+    println!(
+        "round {round}: {prefix}Events: Written {} at convergence, {} settled; Deleted {} at convergence, {} settled (of {n} each)",
+        phases.written_events[0],
+        phases.written_events[1],
+        phases.deleted_events[0],
+        phases.deleted_events[1]
+    );
+    println!(
+        "round {round}: {prefix}operator CPU {:.2} s create, {:.2} s delete; PostgreSQL statements {} create, {} delete; RSS peak {:.1} MiB",
+        phases.cpu[0],
+        phases.cpu[1],
+        phases.statements[0],
+        phases.statements[1],
+        phases.peak_rss_kib as f64 / 1024.0
+    );
+}
+
+/// One round's bare figures, each as [create phase, delete phase].
+struct Bare {
+    without: [Duration; 2],
+    with: [Duration; 2],
 }
 
 fn ratios(a: [Duration; 2], b: [Duration; 2]) -> [f64; 2] {
     [0, 1].map(|phase| a[phase].as_secs_f64() / b[phase].as_secs_f64())
 }
 
-impl Round {
+impl Bare {
     /// The goal's ratio: against the writes the operator cannot avoid, the Events included.
-    fn with_events(&self) -> [f64; 2] {
-        ratios(self.operator, self.evented)
+    fn with_events(&self, phases: &Phases) -> [f64; 2] {
+        ratios(phases.times, self.with)
     }
 
-    fn without_events(&self) -> [f64; 2] {
-        ratios(self.operator, self.bare)
+    fn without_events(&self, phases: &Phases) -> [f64; 2] {
+        ratios(phases.times, self.without)
     }
 
     fn events_alone(&self) -> [f64; 2] {
-        ratios(self.evented, self.bare)
+        ratios(self.with, self.without)
     }
 }
 
@@ -729,12 +853,43 @@ fn median(mut values: Vec<f64>) -> f64 {
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// What one round of the operator's phases measured.
+/// What one round of an operator's phases measured, each pair as [create phase, delete phase].
 struct Phases {
-    converged: Duration,
-    deleted: Duration,
+    times: [Duration; 2],
     idle_rss_kib: u64,
     steady_rss_kib: u64,
+    /// The highest RSS of the operator's life up to the end of the delete phase.
+    peak_rss_kib: u64,
+    /// The operator's CPU seconds from the start of a phase to its convergence.
+    cpu: [f64; 2],
+    /// Statements the operator's role ran in PostgreSQL, likewise.
+    statements: [i64; 2],
+    /// `Written` Events, counted at convergence and once settled.
+    written_events: [usize; 2],
+    /// `Deleted` Events, likewise.
+    deleted_events: [usize; 2],
+}
+
+/// Our operator's Warning Events in namespace `ns` (a series counts its repeats).
+async fn warning_events(client: &kube::Client, ns: &str) -> i64 {
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
+    let listed = events.list(&Default::default()).await.expect("events").items;
+    listed
+        .iter()
+        .filter(|e| e.reporting_controller.as_deref() == Some("postgres-writer"))
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .map(|e| i64::from(e.series.as_ref().map_or(1, |s| s.count)))
+        .sum()
+}
+
+/// The operator's `controller_events_dropped_total`, all controllers.
+async fn dropped_events(metrics: u16) -> u64 {
+    let text = http_get(metrics, "/metrics").await.unwrap_or_default();
+    text.lines()
+        .filter(|line| line.starts_with("controller_events_dropped_total{"))
+        .filter_map(|line| line.rsplit(' ').next()?.trim().parse::<f64>().ok())
+        .map(|dropped| dropped as u64)
+        .sum()
 }
 
 /// N resources created at once in namespace `ns` until every row is present and every status Ready,
@@ -742,12 +897,14 @@ struct Phases {
 async fn operator_phases(
     client: &kube::Client,
     sql: &tokio_postgres::Client,
-    operator: &Operator,
-    metrics: u16,
+    kind: Kind,
+    operator: &Running,
     n: usize,
     ns: &str,
 ) -> Phases {
-    let pid = operator.0.id();
+    let pid = operator.process.0.id();
+    let metrics = operator.metrics;
+    let prefix = kind.prefix();
     let idle_rss_kib = rss_kib(pid);
     // A table per round: the last round's deleted rows would leave the next one autovacuum's work.
     let table = ns.replace('-', "_");
@@ -756,7 +913,12 @@ async fn operator_phases(
     let api: Api<PostgresWriter> = Api::namespaced(client.clone(), ns);
     let started = Instant::now();
     let cpu = CpuSplit::now(Some(pid));
-    let upserts = statements(metrics, "upsert").await;
+    let statements = database::statements(sql, kind).await;
+    let upserts = if kind == Kind::Ours {
+        Some(batch_rows(metrics, "upsert").await)
+    } else {
+        None
+    };
     fan_out(n, {
         let (api, ns, table) = (api.clone(), ns.to_owned(), table.clone());
         move |i| {
@@ -772,15 +934,24 @@ async fn operator_phases(
     until(
         "every row and every Ready status",
         Duration::from_secs(600),
-        async || seen.lock().expect("lock").ready.len() == n && count_rows(sql, &table).await == n as i64,
+        async || {
+            seen.lock().expect("lock").ready.len() == n
+                && database::count_rows(sql, kind, &table).await == n as i64
+        },
     )
     .await;
     let converged = started.elapsed();
-    println!("{ns} create phase {}", cpu.since(Some(pid)));
-    println!(
-        "{ns} create phase rows {}",
-        batching(metrics, "upsert", upserts).await
-    );
+    let create_cpu = cpu.operator_since(pid);
+    let create_statements = database::statements(sql, kind).await - statements;
+    println!("{prefix}{ns} create phase {}", cpu.since(Some(pid)));
+    if let Some(before) = upserts {
+        println!(
+            "{ns} create phase rows {}",
+            batching(metrics, "upsert", before).await
+        );
+    }
+    let written_at_convergence = events::count(client, ns, "Written").await;
+    let written_settled = events::settled(client, ns, "Written", n).await;
     // Steady state: nothing left to reconcile; let the allocator settle for a moment.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let steady_rss_kib = rss_kib(pid);
@@ -790,14 +961,19 @@ async fn operator_phases(
     {
         tokio::time::sleep(Duration::from_secs(later)).await;
         println!(
-            "operator RSS {later} s later: {:.1} MiB",
+            "{prefix}operator RSS {later} s later: {:.1} MiB",
             rss_kib(pid) as f64 / 1024.0
         );
     }
 
     let started = Instant::now();
     let cpu = CpuSplit::now(Some(pid));
-    let deletes = statements(metrics, "delete").await;
+    let statements = database::statements(sql, kind).await;
+    let deletes = if kind == Kind::Ours {
+        Some(batch_rows(metrics, "delete").await)
+    } else {
+        None
+    };
     fan_out(n, {
         let api = api.clone();
         move |i| {
@@ -813,19 +989,40 @@ async fn operator_phases(
     until(
         "every row and every resource gone",
         Duration::from_secs(600),
-        async || seen.lock().expect("lock").present.is_empty() && count_rows(sql, &table).await == 0,
+        async || {
+            seen.lock().expect("lock").present.is_empty()
+                && database::count_rows(sql, kind, &table).await == 0
+        },
     )
     .await;
     let deleted = started.elapsed();
-    println!("{ns} delete phase {}", cpu.since(Some(pid)));
-    println!(
-        "{ns} delete phase rows {}",
-        batching(metrics, "delete", deletes).await
-    );
+    let delete_cpu = cpu.operator_since(pid);
+    let delete_statements = database::statements(sql, kind).await - statements;
+    println!("{prefix}{ns} delete phase {}", cpu.since(Some(pid)));
+    if let Some(before) = deletes {
+        println!(
+            "{ns} delete phase rows {}",
+            batching(metrics, "delete", before).await
+        );
+    }
+    let deleted_at_convergence = events::count(client, ns, "Deleted").await;
+    let deleted_settled = events::settled(client, ns, "Deleted", n).await;
+    if deletes.is_some() {
+        // Ours counts what its recorder had to give up on; every one missing above should be here.
+        let warnings = warning_events(client, ns).await;
+        println!(
+            "{ns} Events dropped {} (controller_events_dropped_total), Warning {warnings}",
+            dropped_events(metrics).await
+        );
+    }
     Phases {
-        converged,
-        deleted,
+        times: [converged, deleted],
         idle_rss_kib,
         steady_rss_kib,
+        peak_rss_kib: peak_rss_kib(pid),
+        cpu: [create_cpu, delete_cpu],
+        statements: [create_statements, delete_statements],
+        written_events: [written_at_convergence, written_settled],
+        deleted_events: [deleted_at_convergence, deleted_settled],
     }
 }

@@ -11,7 +11,7 @@ pub enum Error {
     #[error("database unavailable: {0}")]
     DatabaseUnavailable(String),
 
-    #[error("database query failed: {0}")]
+    #[error("database query failed: {}", postgres_message(.0))]
     Database(#[source] tokio_postgres::Error),
 
     /// PostgreSQL refused a statement (it answered with an SQL state), shared by every row of a batch.
@@ -94,6 +94,26 @@ impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io(e)
     }
+}
+
+/// What PostgreSQL or the connection said, on one line. tokio-postgres' own text is only the kind
+/// ("db error"), with PostgreSQL's message, detail and hint in its source on lines of their own; a
+/// status condition, an Event or a log line needs them together.
+pub fn postgres_message(error: &tokio_postgres::Error) -> String {
+    let Some(db) = error.as_db_error() else {
+        return match std::error::Error::source(error) {
+            Some(cause) => format!("{error}: {cause}"),
+            None => error.to_string(),
+        };
+    };
+    let mut message = format!("{}: {}", db.severity(), db.message());
+    if let Some(detail) = db.detail() {
+        message.push_str(&format!(" (detail: {detail})"));
+    }
+    if let Some(hint) = db.hint() {
+        message.push_str(&format!(" (hint: {hint})"));
+    }
+    message.replace(['\r', '\n'], " ")
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -841,17 +841,35 @@ fn help_never_shows_the_database_url_or_password() {
     }
 }
 
+/// Reads `log` until a line holds each of `needles`, within `limit`; returns every line read.
+fn read_until_seen(log: &mpsc::Receiver<String>, needles: &[&str], limit: Duration) -> Vec<String> {
+    let deadline = Instant::now() + limit;
+    let mut seen: Vec<String> = Vec::new();
+    while !needles.iter().all(|n| seen.iter().any(|l| l.contains(n))) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match log.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("not every one of {needles:?} within {limit:?}: {seen:#?}"),
+        }
+    }
+    seen
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn logs_to_a_pipe_carry_no_colour_codes() {
-    let (plane, _client) = support::cluster(Backend::Embedded).await;
+async fn logs_to_a_pipe_are_plain_lines_that_name_each_reconciled_object() {
+    use kube::api::{Api, PostParams};
+    use operator::api::{vote_config::VoteConfig, web_app::WebApp};
+
+    let (plane, client) = support::cluster(Backend::Embedded).await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
     plane.write_kubeconfig(&kubeconfig).unwrap();
+    // No NO_COLOR: stderr being a pipe must be enough.
     let mut operator = Command::new(OPERATOR)
         .args([
             "run",
             "--controllers",
-            "vote-config",
+            "vote-config,web-app",
             "--metrics-bind-address",
             "127.0.0.1:0",
             "--health-probe-bind-address",
@@ -868,19 +886,75 @@ async fn logs_to_a_pipe_carry_no_colour_codes() {
     let (sender, log) = mpsc::channel();
     lines(operator.stderr.take().unwrap(), sender);
     let mut operator = KilledOnDrop(operator);
-    // Logged once every controller runs, after the servers' lines.
-    tokio::task::block_in_place(|| {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        while !seen.iter().any(|l: &String| l.contains("controllers started")) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match log.recv_timeout(left) {
-                Ok(line) => seen.push(line),
-                Err(_) => panic!("no \"controllers started\" within 30 s: {seen:#?}"),
-            }
-        }
-        assert!(seen.iter().all(|l| !l.contains('\x1b')), "{seen:#?}");
+    let mut seen = tokio::task::block_in_place(|| {
+        // Logged once every controller runs, after the servers' lines.
+        read_until_seen(&log, &["controllers started"], Duration::from_secs(30))
     });
+
+    // Reconciles that log: a warning (the VoteConfig's ConfigMap is someone else's) and an info line
+    // (a WebApp carrying the finalizer earlier versions added, which the controller removes).
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(client.clone(), "default");
+    let foreign = serde_json::json!({"metadata": {"name": "pets-config"}, "data": {"a": "b"}});
+    config_maps
+        .create(&PostParams::default(), &serde_json::from_value(foreign).unwrap())
+        .await
+        .unwrap();
+    let vote_configs: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
+    let pets = serde_json::json!({
+        "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
+        "metadata": {"name": "pets"},
+        "spec": {"options": [{"id": "a", "label": "Cats"}, {"id": "b", "label": "Dogs"}]}
+    });
+    vote_configs
+        .create(&PostParams::default(), &serde_json::from_value(pets).unwrap())
+        .await
+        .unwrap();
+    let web_apps: Api<WebApp> = Api::namespaced(client.clone(), "default");
+    let legacy = serde_json::json!({
+        "apiVersion": "example.com/v1", "kind": "WebApp",
+        "metadata": {"name": "legacy", "finalizers": [operator::api::web_app::LEGACY_FINALIZER]},
+        "spec": {"image": "nginx:1.27"}
+    });
+    web_apps
+        .create(&PostParams::default(), &serde_json::from_value(legacy).unwrap())
+        .await
+        .unwrap();
+    seen.extend(tokio::task::block_in_place(|| {
+        read_until_seen(
+            &log,
+            &["terminal reconcile error", "removed the finalizer"],
+            Duration::from_secs(60),
+        )
+    }));
+
+    assert!(
+        seen.iter().all(|l| !l.contains('\x1b')),
+        "escape codes: {seen:#?}"
+    );
+    // One line per event: each starts with its time (a continuation line would not).
+    assert!(
+        seen.iter().all(|l| l.starts_with(|c: char| c.is_ascii_digit())),
+        "{seen:#?}"
+    );
+    let warning = seen
+        .iter()
+        .find(|l| l.contains("terminal reconcile error"))
+        .unwrap();
+    assert!(
+        warning.contains(" WARN ") && warning.contains("object=default/pets"),
+        "{warning}"
+    );
+    let info = seen.iter().find(|l| l.contains("removed the finalizer")).unwrap();
+    assert!(
+        info.contains(" INFO ") && info.contains("object=default/legacy"),
+        "{info}"
+    );
+    for line in seen.iter().filter(|l| l.contains("reconcile")) {
+        assert!(
+            line.contains("object=default/pets") || line.contains("object=default/legacy"),
+            "a reconcile line that does not name its object: {line}"
+        );
+    }
     interrupt(&operator.0);
     let status = wait_exit(&mut operator.0, EXIT_AFTER_SIGNAL).await;
     assert!(status.success(), "{status:?}");

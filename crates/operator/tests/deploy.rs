@@ -1,57 +1,21 @@
-//! `make install` and `make deploy` rehearsed on the real control plane, step by step as the README's
-//! "Deploying to a real cluster" gives them: `operator install` (what `make install` runs), the
-//! `kubectl` steps as written, and `kubectl apply --dry-run=server -k config/default` for
-//! `make deploy` (no image is pulled, so the manager is admitted but not run; `rbac_enforced.rs` runs
-//! it). cert-manager cannot run on this control plane (it is pods, and no kubelet runs them): its
-//! install step registers stand-ins for the two CRDs config/default uses
-//! (tests/fixtures/cert-manager-crds.yaml), so that the dry run validates all of config/default, and
-//! its wait step has nothing to wait for. Then every name the manager's Deployment and the webhook
-//! wiring refer to must exist: in what kustomize renders or in what the README's steps created.
+//! `make deploy` on the real control plane, step by step as the README's "Deploying to a real cluster"
+//! gives them: the `kubectl` steps as written, then `make deploy`, which writes the installer
+//! (`make build-installer`'s `install.yaml`) and applies it with `kubectl apply -f`. Every object in it
+//! must be accepted and stored. No node runs there, so the manager is admitted but not run:
+//! `rbac_enforced.rs` runs it as a process, and the cluster tier's `deployed.rs` runs the image on a
+//! node from the same installer. Then every name the manager's Deployment and the webhook wiring refer
+//! to must exist: in the installer or in what the README's steps created.
 
 mod support;
 
-use std::{collections::BTreeSet, path::Path, process::Command};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 use support::{Backend, ControlPlane};
 
-/// `operator args` with `kubeconfig`, failing the test with its output if it fails.
-fn operator(args: &[&str], kubeconfig: &Path) {
-    let output = Command::new(env!("CARGO_BIN_EXE_operator"))
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .output()
-        .expect("operator runs");
-    assert!(
-        output.status.success(),
-        "operator {args:?}: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-/// The commands of the README's deploy section, comments dropped.
-fn readme_deploy_steps() -> Vec<String> {
-    let readme = std::fs::read_to_string(support::repository().join("README.md")).expect("README.md");
-    let section = readme
-        .split("## Deploying to a real cluster")
-        .nth(1)
-        .expect("a deploy section");
-    let block = section
-        .split("```sh\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a sh block in the deploy section");
-    block
-        .lines()
-        .map(|line| line.split(" #").next().unwrap_or_default().trim().to_owned())
-        .filter(|line| !line.is_empty())
-        .collect()
-}
-
-/// `kubectl kustomize config/default`, as JSON objects.
-fn rendered(kubeconfig: &Path) -> Vec<Value> {
-    let yaml = support::kubectl(kubeconfig, &["kustomize", "config/default"]);
+/// The objects of an installer, as JSON.
+fn installer_objects(path: &std::path::Path) -> Vec<Value> {
+    let yaml = std::fs::read_to_string(path).expect("the installer was written");
     serde_yaml::Deserializer::from_str(&yaml)
         .map(|document| {
             let value: serde_yaml::Value = serde::Deserialize::deserialize(document).expect("YAML");
@@ -78,26 +42,20 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
+    let dist = dir.path().join("dist");
     plane.write_kubeconfig(&kubeconfig).unwrap();
 
-    let steps = readme_deploy_steps();
-    assert!(steps.iter().any(|s| s == "make deploy"), "{steps:?}");
+    let steps = support::readme_deploy_steps();
+    assert!(steps.iter().any(|s| s.starts_with("make deploy")), "{steps:?}");
     for step in &steps {
         let words: Vec<&str> = step.split_whitespace().collect();
         match words.as_slice() {
-            // No container engine is needed for a server-side dry run: nothing pulls the image.
-            ["make", "docker-build"] => {}
-            ["kubectl", "apply", "-f", url] if url.contains("/cert-manager/") => {
-                support::install_cert_manager_crds(&plane.client()).await;
-            }
-            ["kubectl", "-n", "cert-manager", "wait", ..] => {}
-            ["make", "install"] => {
-                operator(&["install"], &kubeconfig);
-            }
-            ["make", "deploy"] => {
-                support::kubectl(
+            // No image is built, pushed or pulled for a server-side dry run.
+            ["make", "docker-build", ..] | ["docker", "push", ..] => {}
+            ["make", "deploy", image] => {
+                support::make(
                     &kubeconfig,
-                    &["apply", "--dry-run=server", "-k", "config/default"],
+                    &["deploy", image, &format!("DIST={}", dist.display())],
                 );
             }
             ["kubectl", args @ ..] => {
@@ -111,7 +69,25 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
     }
 
     // What exists after the steps: the rendered objects (applied as a dry run) and the cluster's.
-    let objects = rendered(&kubeconfig);
+    let installer = dist.join("install.yaml");
+    let objects = installer_objects(&installer);
+    // Every object of the installer was accepted and is stored.
+    let stored = support::kubectl(
+        &kubeconfig,
+        &["get", "-f", &installer.display().to_string(), "-o", "name"],
+    );
+    assert_eq!(stored.lines().count(), objects.len(), "{stored}");
+    let image = objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .and_then(|d| d.pointer("/spec/template/spec/containers/0/image"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        steps.iter().any(|s| s.ends_with(&format!("IMG={image}"))),
+        "the manager runs the image the README's make deploy names, not {image}"
+    );
     let mut known: BTreeSet<(String, String, String)> = objects.iter().map(kind_name_namespace).collect();
     for kind in ["namespaces", "secrets", "configmaps", "serviceaccounts"] {
         let listed = support::kubectl(&kubeconfig, &["get", kind, "--all-namespaces", "-o", "json"]);
@@ -126,12 +102,6 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
             };
             known.insert((kind.to_owned(), name, namespace));
         }
-    }
-    // cert-manager creates the Secret each Certificate names.
-    for certificate in objects.iter().filter(|o| o["kind"] == "Certificate") {
-        let (_, _, namespace) = kind_name_namespace(certificate);
-        let secret = certificate["spec"]["secretName"].as_str().unwrap_or_default();
-        known.insert(("Secret".into(), secret.into(), namespace));
     }
     let exists = |kind: &str, name: &str, namespace: &str| {
         known.contains(&(kind.into(), name.into(), namespace.into()))
@@ -193,96 +163,73 @@ async fn readme_deploy_steps_work_and_every_reference_of_the_manager_and_its_web
 }
 
 /// The webhook wiring of `objects` (config/default rendered) holds together: each webhook client names
-/// a rendered Service whose port leads to the manager's webhook port, the Certificate is for that
-/// Service's DNS name and names a rendered Issuer, and every object that takes a CA bundle asks
-/// cert-manager to inject the CA of that Certificate.
+/// a rendered Service whose port leads to the manager's webhook port, and the manager issues its
+/// certificate for that Service into a rendered Secret.
 fn webhook_references_exist(objects: &[Value], exists: &dyn Fn(&str, &str, &str) -> bool) {
     let mut clients = Vec::new();
-    let mut injected = Vec::new();
     for object in objects {
-        let configs: Vec<&Value> = match object["kind"].as_str() {
-            Some("CustomResourceDefinition") => object
-                .pointer("/spec/conversion/webhook/clientConfig")
-                .into_iter()
-                .collect(),
-            Some("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration") => object["webhooks"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|w| &w["clientConfig"])
-                .collect(),
-            _ => continue,
-        };
-        if configs.is_empty() {
-            continue;
+        match object["kind"].as_str() {
+            Some("CustomResourceDefinition") => clients.extend(
+                object
+                    .pointer("/spec/conversion/webhook/clientConfig/service")
+                    .cloned(),
+            ),
+            Some("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration") => clients.extend(
+                object["webhooks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|w| w["clientConfig"]["service"].clone()),
+            ),
+            _ => {}
         }
-        let (kind, name, _) = kind_name_namespace(object);
-        injected.push((
-            format!("{kind} {name}"),
-            object
-                .pointer("/metadata/annotations/cert-manager.io~1inject-ca-from")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-        ));
-        clients.extend(configs.into_iter().map(|c| c["service"].clone()));
     }
-    assert_eq!(
-        injected.len(),
-        3,
-        "VoteConfig's CRD and both configurations: {injected:?}"
-    );
     assert_eq!(clients.len(), 3, "one conversion and two admission webhooks");
 
-    let certificate = objects
-        .iter()
-        .find(|o| o["kind"] == "Certificate")
-        .expect("the webhook certificate is rendered");
-    let (_, certificate_name, certificate_namespace) = kind_name_namespace(certificate);
-    for (object, annotation) in &injected {
-        assert_eq!(
-            annotation,
-            &format!("{certificate_namespace}/{certificate_name}"),
-            "{object} gets its CA bundle from the Certificate"
-        );
-    }
-    let issuer = certificate["spec"]["issuerRef"]["name"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(
-        exists("Issuer", issuer, &certificate_namespace),
-        "the Certificate names Issuer {certificate_namespace}/{issuer}, which nothing creates"
-    );
-    let dns_names: Vec<&str> = certificate["spec"]["dnsNames"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    let webhook_port = objects
+    let manager = objects
         .iter()
         .find(|o| o["kind"] == "Deployment")
-        .and_then(|d| d.pointer("/spec/template/spec/containers/0/ports"))
-        .and_then(Value::as_array)
+        .and_then(|d| d.pointer("/spec/template/spec/containers/0"))
+        .expect("the manager's container is rendered");
+    let (_, _, namespace) = kind_name_namespace(objects.iter().find(|o| o["kind"] == "Deployment").unwrap());
+    let flag = |name: &str| {
+        manager["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find_map(|arg| arg.strip_prefix(&format!("--{name}=")))
+            .unwrap_or_else(|| panic!("the manager runs with --{name}"))
+            .to_owned()
+    };
+    let secret = flag("webhook-cert-secret");
+    assert!(
+        exists("Secret", &secret, &namespace),
+        "the manager keeps its certificate in Secret {namespace}/{secret}, which nothing creates"
+    );
+    let issued_for = flag("webhook-service");
+    let webhook_port = manager["ports"]
+        .as_array()
         .and_then(|ports| ports.iter().find(|p| p["name"] == "webhook-server"))
         .map(|p| p["containerPort"].clone())
         .expect("the manager exposes its webhook port");
     for client in clients {
-        let (name, namespace) = (
+        let (name, service_namespace) = (
             client["name"].as_str().unwrap_or_default(),
             client["namespace"].as_str().unwrap_or_default(),
         );
         assert!(
-            exists("Service", name, namespace),
-            "webhook Service {namespace}/{name}"
+            exists("Service", name, service_namespace),
+            "webhook Service {service_namespace}/{name}"
         );
-        assert!(
-            dns_names.contains(&format!("{name}.{namespace}.svc").as_str()),
-            "the certificate {dns_names:?} is for {name}.{namespace}.svc"
+        assert_eq!(
+            (name, service_namespace),
+            (issued_for.as_str(), namespace.as_str()),
+            "the certificate is issued for the Service the webhooks call"
         );
         let service = objects
             .iter()
-            .find(|o| kind_name_namespace(o) == ("Service".into(), name.into(), namespace.into()))
+            .find(|o| kind_name_namespace(o) == ("Service".into(), name.into(), service_namespace.into()))
             .expect("the Service is rendered");
         let port = client["port"].as_i64().unwrap_or(443);
         let target = service["spec"]["ports"]

@@ -1,5 +1,5 @@
 //! The committed CRDs in config/crd and webhook manifests in config/webhook are exactly what the code
-//! generates (`make manifests`).
+//! generates (`make manifests`), and every field of every CRD says what it is for.
 
 use std::path::Path;
 
@@ -31,4 +31,67 @@ fn committed_webhook_manifests_match_the_code() {
             "config/webhook/{file} is stale: run `make manifests` and commit"
         );
     }
+}
+
+/// Every CRD in config/crd, as its file holds it.
+fn committed_crds() -> Vec<(String, serde_json::Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/crd");
+    let mut crds = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("config/crd") {
+        let path = entry.expect("a directory entry").path();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let Ok(document) = serde_yaml::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if document["kind"] == "CustomResourceDefinition" {
+            crds.push((
+                document["metadata"]["name"].as_str().unwrap().to_owned(),
+                document,
+            ));
+        }
+    }
+    assert_eq!(crds.len(), 3, "the three CRDs");
+    crds
+}
+
+/// The paths under `schema` (at `path`) whose description is missing, empty, or not written for a
+/// reader of `kubectl explain`: kube's placeholder, or a line break inside a paragraph.
+fn undescribed(schema: &serde_json::Value, path: &str, found: &mut Vec<String>) {
+    let description = schema["description"].as_str().unwrap_or_default();
+    let broken_paragraph = description
+        .split("\n\n")
+        .any(|paragraph| paragraph.contains('\n'));
+    if description.trim().is_empty() || description.starts_with("Auto-generated") || broken_paragraph {
+        found.push(format!("{path}: {description:?}"));
+    }
+    if let Some(properties) = schema["properties"].as_object() {
+        for (name, property) in properties {
+            undescribed(property, &format!("{path}.{name}"), found);
+        }
+    }
+    // The items of a list of objects are described too: kubectl explain shows them as the list's type.
+    if schema["items"]["type"] == "object" {
+        undescribed(&schema["items"], &format!("{path}[]"), found);
+    }
+    if schema["additionalProperties"].is_object() {
+        undescribed(&schema["additionalProperties"], &format!("{path}{{}}"), found);
+    }
+}
+
+#[test]
+fn every_field_of_every_crd_version_is_described() {
+    let mut found = Vec::new();
+    for (name, crd) in committed_crds() {
+        for version in crd["spec"]["versions"].as_array().unwrap() {
+            let schema = &version["schema"]["openAPIV3Schema"];
+            assert!(schema.is_object(), "{name} {} has a schema", version["name"]);
+            let root = format!("{name} {}: ", version["name"].as_str().unwrap());
+            undescribed(schema, &root, &mut found);
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "fields without a description:\n{}",
+        found.join("\n")
+    );
 }

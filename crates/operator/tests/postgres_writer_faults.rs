@@ -67,7 +67,7 @@ async fn world_with_short_history(backend: Backend) -> World {
             })
             .await
         }
-        Backend::Real => support::cluster(backend).await,
+        Backend::Real | Backend::Cluster => support::cluster(backend).await,
     };
     world_on(cluster).await
 }

@@ -269,8 +269,6 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
     let dir = tempfile::tempdir().unwrap();
     let admin = dir.path().join("admin.kubeconfig");
     plane.write_kubeconfig(&admin).unwrap();
-    // config/default includes cert-manager's Issuer and Certificate: their CRDs must be known.
-    support::install_cert_manager_crds(&client).await;
     support::kubectl(&admin, &["apply", "-k", "config/default"]);
     support::wait_established(&client).await;
     // No pod serves the webhook Service here (the manager runs as a process beside the control plane,

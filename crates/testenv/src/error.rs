@@ -13,6 +13,13 @@ pub enum Error {
     )]
     NotBuilt { program: &'static str, dir: PathBuf },
 
+    #[error(
+        "no cluster runs (nothing in {dir}): the cluster tier's tests run in `make test`, or start it \
+         with testenv/cluster/images.sh && testenv/cluster/up.sh (as root) and stop it with \
+         testenv/cluster/down.sh"
+    )]
+    NoCluster { dir: PathBuf },
+
     #[error("{what}: {source}")]
     Io {
         what: String,

@@ -6,12 +6,17 @@
 //!   loopback ports, built from the Go module in `testenv/control-plane` (see [`real`]). No kubelet or
 //!   scheduler runs there, as with controller-runtime's envtest: pods never start, so a test that needs
 //!   a ready Deployment writes its status the way a kubelet's work would.
+//! - [`Backend::Cluster`]: a real single-node cluster (kubelet, containerd, kube-proxy, cluster DNS,
+//!   every default controller), started once per test run by `testenv/cluster/up.sh` and shared: each
+//!   test works in namespaces of its own (see [`cluster`]).
 //!
-//! Both hand out the same things: a [`kube::Client`] with full rights, a kubeconfig, the URL and CA.
-//! [`each_control_plane!`] turns one async test function into a test per backend, named
-//! `<test>::embedded` and `<test>::real`; the nextest profiles in `.config/nextest.toml` select one
-//! tier or both (see the README).
+//! All hand out the same things: a [`kube::Client`] with full rights, a kubeconfig, the URL and CA.
+//! [`each_control_plane!`] turns one async test function into a test per fresh backend, named
+//! `<test>::embedded` and `<test>::real`; [`every_tier!`] adds `<test>::cluster`, and
+//! [`cluster_tier!`] makes only that. The nextest profiles in `.config/nextest.toml` select a tier by
+//! those names (see the README).
 
+pub mod cluster;
 mod discovery;
 pub mod error;
 mod process;
@@ -20,15 +25,27 @@ pub mod real;
 use std::path::Path;
 
 use apiserver::ApiServer;
+use cluster::SharedCluster;
 pub use discovery::discovered;
 pub use error::{Error, Result};
 use real::RealControlPlane;
+
+/// How the administrator reaches an upstream kube-apiserver (the real control plane's or the
+/// cluster's): its URL, the CA of its serving certificate, and a token of `admin` in `system:masters`.
+#[derive(Clone, Debug)]
+pub struct AdminAccess {
+    pub url: String,
+    pub ca_pem: String,
+    pub ca_der: Vec<u8>,
+    pub token: String,
+}
 
 /// Which control plane a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Embedded,
     Real,
+    Cluster,
 }
 
 /// A running control plane; dropping it stops it and removes everything it wrote.
@@ -39,6 +56,7 @@ pub struct ControlPlane {
 enum Inner {
     Embedded(ApiServer),
     Real(RealControlPlane),
+    Cluster(SharedCluster),
 }
 
 impl ControlPlane {
@@ -48,6 +66,9 @@ impl ControlPlane {
             Backend::Embedded => ControlPlane::embedded(apiserver::Config::default()).await,
             Backend::Real => Ok(ControlPlane {
                 inner: Inner::Real(RealControlPlane::start().await?),
+            }),
+            Backend::Cluster => Ok(ControlPlane {
+                inner: Inner::Cluster(SharedCluster::connect()?),
             }),
         }
     }
@@ -73,6 +94,7 @@ impl ControlPlane {
         match self.inner {
             Inner::Embedded(_) => Backend::Embedded,
             Inner::Real(_) => Backend::Real,
+            Inner::Cluster(_) => Backend::Cluster,
         }
     }
 
@@ -80,22 +102,31 @@ impl ControlPlane {
     pub fn as_embedded(&self) -> Option<&ApiServer> {
         match &self.inner {
             Inner::Embedded(server) => Some(server),
-            Inner::Real(_) => None,
+            Inner::Real(_) | Inner::Cluster(_) => None,
         }
     }
 
     /// The real control plane, for what only it has (its processes, more users).
     pub fn as_real(&self) -> Option<&RealControlPlane> {
         match &self.inner {
-            Inner::Embedded(_) => None,
             Inner::Real(plane) => Some(plane),
+            Inner::Embedded(_) | Inner::Cluster(_) => None,
+        }
+    }
+
+    /// The shared cluster, for what only it has (its node, its state directory).
+    pub fn as_cluster(&self) -> Option<&SharedCluster> {
+        match &self.inner {
+            Inner::Cluster(cluster) => Some(cluster),
+            Inner::Embedded(_) | Inner::Real(_) => None,
         }
     }
 
     pub fn url(&self) -> String {
         match &self.inner {
             Inner::Embedded(server) => server.url(),
-            Inner::Real(plane) => plane.url(),
+            Inner::Real(plane) => plane.access().url.clone(),
+            Inner::Cluster(cluster) => cluster.access().url.clone(),
         }
     }
 
@@ -103,7 +134,8 @@ impl ControlPlane {
     pub fn ca_pem(&self) -> Option<&str> {
         match &self.inner {
             Inner::Embedded(server) => server.ca_pem(),
-            Inner::Real(plane) => Some(plane.ca_pem()),
+            Inner::Real(plane) => Some(&plane.access().ca_pem),
+            Inner::Cluster(cluster) => Some(&cluster.access().ca_pem),
         }
     }
 
@@ -111,7 +143,8 @@ impl ControlPlane {
     pub fn admin_token(&self) -> Option<&str> {
         match &self.inner {
             Inner::Embedded(server) => server.token(),
-            Inner::Real(plane) => Some(plane.admin_token()),
+            Inner::Real(plane) => Some(&plane.access().token),
+            Inner::Cluster(cluster) => Some(&cluster.access().token),
         }
     }
 
@@ -122,7 +155,8 @@ impl ControlPlane {
                 .kube_config()
                 .root_cert
                 .and_then(|certs| certs.into_iter().next()),
-            Inner::Real(plane) => Some(plane.ca_der().to_vec()),
+            Inner::Real(plane) => Some(plane.access().ca_der.clone()),
+            Inner::Cluster(cluster) => Some(cluster.access().ca_der.clone()),
         };
         kube_config_for(&self.url(), ca_der, token)
     }
@@ -186,25 +220,38 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
     })
 }
 
-/// One test per control plane from an async function taking a [`Backend`]: for
+/// The tests of `$test`s on each listed tier: `mod $test { async fn $tier() ... }` per tier, each on
+/// tokio's multi-threaded runtime. The macros below name the tiers.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! tier_tests {
+    ($tiers:tt $($test:ident),+ $(,)?) => {
+        $( $crate::tier_test!($tiers $test); )+
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! tier_test {
+    ([$($tier:ident => $backend:ident),+] $test:ident) => {
+        mod $test {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $tier() {
+                    super::$test($crate::Backend::$backend).await
+                }
+            )+
+        }
+    };
+}
+
+/// One test per fresh control plane from an async function taking a [`Backend`]: for
 /// `async fn rows_follow(backend: Backend)`, `each_control_plane!(rows_follow)` makes the tests
-/// `rows_follow::embedded` and `rows_follow::real`, each on tokio's multi-threaded runtime.
+/// `rows_follow::embedded` and `rows_follow::real`.
 #[macro_export]
 macro_rules! each_control_plane {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn embedded() {
-                    super::$test($crate::Backend::Embedded).await
-                }
-
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-            }
-        )+
+        $crate::tier_tests!([embedded => Embedded, real => Real] $($test),+);
     };
 }
 
@@ -214,13 +261,25 @@ macro_rules! each_control_plane {
 #[macro_export]
 macro_rules! real_control_plane {
     ($($test:ident),+ $(,)?) => {
-        $(
-            mod $test {
-                #[tokio::test(flavor = "multi_thread")]
-                async fn real() {
-                    super::$test($crate::Backend::Real).await
-                }
-            }
-        )+
+        $crate::tier_tests!([real => Real] $($test),+);
+    };
+}
+
+/// One test per tier, the cluster tier included: for `async fn rows_follow(backend: Backend)`,
+/// `every_tier!(rows_follow)` makes `rows_follow::embedded`, `rows_follow::real` and
+/// `rows_follow::cluster`. The cluster is shared: such a test keeps to namespaces of its own.
+#[macro_export]
+macro_rules! every_tier {
+    ($($test:ident),+ $(,)?) => {
+        $crate::tier_tests!([embedded => Embedded, real => Real, cluster => Cluster] $($test),+);
+    };
+}
+
+/// A test on the cluster tier only, for what needs a node (pods that run, Services that answer, the
+/// operator deployed as pods): `cluster_tier!(web_app_serves)` makes `web_app_serves::cluster`.
+#[macro_export]
+macro_rules! cluster_tier {
+    ($($test:ident),+ $(,)?) => {
+        $crate::tier_tests!([cluster => Cluster] $($test),+);
     };
 }

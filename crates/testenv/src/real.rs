@@ -23,7 +23,7 @@ use kube::Api;
 use rand::Rng;
 use tempfile::TempDir;
 
-use crate::{Error, Result, process::Process};
+use crate::{AdminAccess, Error, Result, process::Process};
 
 /// How long kube-apiserver may take from exec to a ready `default` namespace. It needs a few seconds
 /// on an idle machine; the margin is for a 2-core machine running two suites at once.
@@ -37,10 +37,7 @@ const ATTEMPTS: usize = 3;
 pub struct RealControlPlane {
     // Field order is drop order: processes first (controller manager, API server, etcd), then files.
     processes: Vec<Process>,
-    url: String,
-    ca_pem: String,
-    ca_der: Vec<u8>,
-    admin_token: String,
+    access: AdminAccess,
     dir: TempDir,
 }
 
@@ -51,6 +48,10 @@ pub enum Controllers {
     /// deletion need, and nothing that would overwrite the workload status a test writes.
     #[default]
     CollectorAndNamespaces,
+    /// Those and the Deployment and ReplicaSet controllers: Deployments get ReplicaSets and Pods (which
+    /// never start without a node), and nothing else acts (no ServiceAccounts or `kube-root-ca.crt`
+    /// ConfigMaps appear in new namespaces).
+    Workloads,
     /// Every controller kube-controller-manager runs by default (`--controllers=*`): Deployments get
     /// ReplicaSets and ReplicaSets Pods (which never start without a node), ServiceAccounts and their
     /// tokens are made, and so on, as in a cluster.
@@ -141,10 +142,12 @@ impl RealControlPlane {
         )?;
         let mut plane = RealControlPlane {
             processes: vec![etcd, apiserver],
-            url,
-            ca_pem: files.ca_pem,
-            ca_der: files.ca_der,
-            admin_token: files.admin_token,
+            access: AdminAccess {
+                url,
+                ca_pem: files.ca_pem,
+                ca_der: files.ca_der,
+                token: files.admin_token,
+            },
             dir,
         };
         plane.wait_until_ready().await?;
@@ -161,6 +164,10 @@ impl RealControlPlane {
             Controllers::CollectorAndNamespaces => {
                 flags.push("--controllers=garbage-collector-controller,namespace-controller".to_owned())
             }
+            Controllers::Workloads => flags.push(
+                "--controllers=garbage-collector-controller,namespace-controller,deployment-controller,replicaset-controller"
+                    .to_owned(),
+            ),
             Controllers::All => flags.extend([
                 "--controllers=*".to_owned(),
                 // The token controller signs ServiceAccount tokens with the key kube-apiserver
@@ -175,7 +182,7 @@ impl RealControlPlane {
             ]),
         }
         if controllers == Controllers::All {
-            crate::write_private(&plane.dir.path().join("ca.crt"), &plane.ca_pem)?;
+            crate::write_private(&plane.dir.path().join("ca.crt"), &plane.access.ca_pem)?;
         }
         let controller_manager = Process::spawn(
             "kube-controller-manager",
@@ -190,21 +197,8 @@ impl RealControlPlane {
         Ok(plane)
     }
 
-    pub fn url(&self) -> String {
-        self.url.clone()
-    }
-
-    pub fn ca_pem(&self) -> &str {
-        &self.ca_pem
-    }
-
-    pub fn ca_der(&self) -> &[u8] {
-        &self.ca_der
-    }
-
-    /// A token of the user `admin` in group `system:masters`.
-    pub fn admin_token(&self) -> &str {
-        &self.admin_token
+    pub fn access(&self) -> &AdminAccess {
+        &self.access
     }
 
     /// The process ids of etcd, kube-apiserver and kube-controller-manager.
@@ -220,8 +214,11 @@ impl RealControlPlane {
     /// Polls `/readyz`, then the `default` namespace (made by a post-start hook just after), until both
     /// answer; fails at once when a process exits, with the end of its log.
     async fn wait_until_ready(&mut self) -> Result<()> {
-        let mut config =
-            crate::kube_config_for(&self.url, Some(self.ca_der.clone()), Some(&self.admin_token));
+        let mut config = crate::kube_config_for(
+            &self.access.url,
+            Some(self.access.ca_der.clone()),
+            Some(&self.access.token),
+        );
         config.read_timeout = Some(Duration::from_secs(5));
         // A configuration with a parsed URL and a valid DER root certificate always yields a client.
         let client = kube::Client::try_from(config).expect("client for kube-apiserver");
@@ -275,7 +272,11 @@ impl RealControlPlane {
     }
 
     fn kubeconfig_for_controller_manager(&self) -> String {
-        apiserver::kubeconfig_yaml(&self.url, Some(&self.ca_pem), Some(&self.admin_token))
+        apiserver::kubeconfig_yaml(
+            &self.access.url,
+            Some(&self.access.ca_pem),
+            Some(&self.access.token),
+        )
     }
 }
 

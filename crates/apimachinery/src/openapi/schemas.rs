@@ -31,11 +31,10 @@ pub fn definitions_for(served: &[&ResourceType]) -> Map<String, Value> {
     let mut pending: Vec<String> = Vec::new();
     for rt in served {
         let name = definition_name(rt);
-        let mut schema = match (rt.is_builtin(), all.get(&name)) {
-            (true, Some(schema)) => schema.clone(),
-            _ => custom_resource_schema(rt),
+        let schema = match (rt.is_builtin(), all.get(&name)) {
+            (true, Some(schema)) => with_group_version_kind(schema.clone(), rt),
+            _ => custom_resource_schema(rt, rt.openapi_schema.clone()),
         };
-        schema["x-kubernetes-group-version-kind"] = group_version_kind(rt);
         collect_references(&schema, &mut pending);
         wanted.insert(name, schema);
     }
@@ -53,11 +52,30 @@ pub fn definitions_for(served: &[&ResourceType]) -> Map<String, Value> {
     wanted
 }
 
-fn custom_resource_schema(rt: &ResourceType) -> Value {
-    let mut schema = rt
-        .openapi_schema
-        .clone()
-        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+fn with_group_version_kind(mut schema: Value, rt: &ResourceType) -> Value {
+    schema["x-kubernetes-group-version-kind"] = group_version_kind(rt);
+    schema
+}
+
+/// A custom resource's definition: `schema` (its CRD version's, as the document's OpenAPI version
+/// wants it; none is a schemaless CRD's) with the fields every kind has, its group-version-kind and
+/// the fields it may be selected by.
+pub(super) fn custom_resource_schema(rt: &ResourceType, schema: Option<Value>) -> Value {
+    let schema =
+        schema.unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    with_selectable_fields(with_group_version_kind(with_standard_fields(schema), rt), rt)
+}
+
+/// The `x-kubernetes-selectable-fields` of a custom resource that declares some.
+pub(super) fn with_selectable_fields(mut schema: Value, rt: &ResourceType) -> Value {
+    if !rt.field_labels.is_empty() {
+        let fields: Vec<Value> = rt.field_labels.iter().map(|f| json!({"fieldPath": f})).collect();
+        schema["x-kubernetes-selectable-fields"] = Value::Array(fields);
+    }
+    schema
+}
+
+fn with_standard_fields(mut schema: Value) -> Value {
     // Every kind documents these three alike; a ConfigMap's say it as kube-apiserver says it for
     // custom resources.
     let standard = |field: &str| {

@@ -15,10 +15,13 @@ const V2_PREFIX: &str = "#/definitions/";
 
 pub fn document(resources: &[ResourceType]) -> Value {
     let served: Vec<&ResourceType> = resources.iter().collect();
-    let definitions: Map<String, Value> = schemas::definitions_for(&served)
+    let mut definitions: Map<String, Value> = schemas::definitions_for(&served)
         .into_iter()
         .map(|(name, schema)| (name, schema_v2(&schema)))
         .collect();
+    for rt in served.iter().filter(|rt| !rt.is_builtin()) {
+        definitions.insert(schemas::definition_name(rt), custom_resource_v2(rt));
+    }
     let mut paths = Map::new();
     for rt in &served {
         let gvk = json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
@@ -30,7 +33,7 @@ pub fn document(resources: &[ResourceType]) -> Value {
                 .iter()
                 .map(|name| json!({"name": name, "in": "path", "required": true, "type": "string", "uniqueItems": true}))
                 .collect();
-            entry.insert("parameters".into(), json!(parameters));
+            super::v3::insert_parameters(&mut entry, parameters);
             for op in &item.operations {
                 let mut parameters: Vec<Value> = op
                     .query
@@ -46,19 +49,19 @@ pub fn document(resources: &[ResourceType]) -> Value {
                 } else {
                     &["*/*"]
                 };
-                entry.insert(
-                    op.method.into(),
-                    json!({
-                        "operationId": format!("{}{}", op.action, rt.kind),
-                        "consumes": consumes,
-                        "produces": ["application/json", "application/yaml"],
-                        "schemes": ["https"],
-                        "parameters": parameters,
-                        "responses": {"200": {"description": "OK", "schema": reference}},
-                        "x-kubernetes-action": op.action,
-                        "x-kubernetes-group-version-kind": gvk,
-                    }),
-                );
+                let mut operation = json!({
+                    "operationId": format!("{}{}", op.action, rt.kind),
+                    "consumes": consumes,
+                    "produces": ["application/json", "application/yaml"],
+                    "schemes": ["https"],
+                    "responses": {"200": {"description": "OK", "schema": reference}},
+                    "x-kubernetes-action": op.action,
+                    "x-kubernetes-group-version-kind": gvk,
+                });
+                if let Some(operation) = operation.as_object_mut() {
+                    super::v3::insert_parameters(operation, parameters);
+                }
+                entry.insert(op.method.into(), operation);
             }
             paths.insert(item.path, Value::Object(entry));
         }
@@ -69,6 +72,86 @@ pub fn document(resources: &[ResourceType]) -> Value {
         "paths": paths,
         "definitions": definitions,
     })
+}
+
+/// A custom resource's Swagger 2.0 definition, as kube-apiserver's CRD builder makes it for clients
+/// that validate with it (kubectl up to 1.29): a CRD version whose root keeps unknown fields, or
+/// that has no schema, is published as a bare object, since any property listed would make those
+/// clients refuse the fields not listed.
+fn custom_resource_v2(rt: &ResourceType) -> Value {
+    let preserves_all = rt
+        .openapi_schema
+        .as_ref()
+        .is_none_or(|schema| schema["x-kubernetes-preserve-unknown-fields"] == true);
+    if preserves_all {
+        let bare = json!({"type": "object", "x-kubernetes-group-version-kind":
+            [{"group": rt.group, "version": rt.version, "kind": rt.kind}]});
+        return schemas::with_selectable_fields(bare, rt);
+    }
+    let structural = rt.openapi_schema.as_ref().map(structural_v2);
+    schema_v2(&schemas::custom_resource_schema(rt, structural))
+}
+
+/// A CRD schema reduced to what Swagger 2.0 clients cope with (the CRD builder's rules): a nullable
+/// node loses its type, items and properties; a node keeping unknown fields loses its items and
+/// properties, and its type when that is `object`; an array without items loses its type; and a
+/// nullable property is no longer required.
+fn structural_v2(schema: &Value) -> Value {
+    let Some(map) = schema.as_object() else {
+        return schema.clone();
+    };
+    let mut out = map.clone();
+    let nullable = map.get("nullable") == Some(&json!(true));
+    let preserves = map.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true));
+    if nullable {
+        for key in ["type", "nullable", "items", "properties"] {
+            out.remove(key);
+        }
+    }
+    if preserves {
+        out.remove("items");
+        out.remove("properties");
+    }
+    if !out.contains_key("items") && out.get("type") == Some(&json!("array")) {
+        out.remove("type");
+    }
+    if preserves && out.get("type") == Some(&json!("object")) {
+        out.remove("type");
+    }
+    let is_nullable = |s: &Value| s.get("nullable") == Some(&json!(true));
+    if let Some(properties) = out.get("properties").and_then(Value::as_object) {
+        let dropped: Vec<String> = properties
+            .iter()
+            .filter(|(_, s)| is_nullable(s))
+            .map(|(name, _)| name.clone())
+            .collect();
+        if let Some(required) = out.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|name| !dropped.iter().any(|d| name == d));
+        }
+    }
+    if out.get("additionalProperties").is_some_and(is_nullable) {
+        out.remove("required");
+    }
+    if out
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
+        out.remove("required");
+    }
+    for key in ["properties", "patternProperties"] {
+        if let Some(children) = out.get_mut(key).and_then(Value::as_object_mut) {
+            for child in children.values_mut() {
+                *child = structural_v2(child);
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = out.get_mut(key).filter(|c| c.is_object()) {
+            *child = structural_v2(child);
+        }
+    }
+    Value::Object(out)
 }
 
 /// An OpenAPI 3 schema as Swagger 2.0 says it: references under `#/definitions/`, a reference
@@ -143,6 +226,56 @@ mod tests {
         );
         assert!(metadata.get("allOf").is_none());
         assert!(!document.to_string().contains(V3_PREFIX));
+    }
+
+    fn crd_version(schema: Value) -> ResourceType {
+        let crd = json!({"metadata": {"name": "ws.example.com"}, "spec": {"group": "example.com",
+            "scope": "Namespaced", "names": {"kind": "W", "plural": "ws"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "selectableFields": [{"jsonPath": ".spec.color"}],
+                "schema": {"openAPIV3Schema": schema}}]}});
+        crate::resource::from_crd(&crd).unwrap().remove(0)
+    }
+
+    #[test]
+    fn d7_a_crd_keeping_unknown_fields_at_its_root_is_a_bare_object_in_v2() {
+        let rt = crd_version(json!({"type": "object", "description": "anything",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {"spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}));
+        assert_eq!(
+            custom_resource_v2(&rt),
+            json!({"type": "object",
+                "x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "W"}],
+                "x-kubernetes-selectable-fields": [{"fieldPath": "spec.color"}]})
+        );
+    }
+
+    #[test]
+    fn d7_v2_drops_what_swagger_clients_cannot_read_below_the_root() {
+        let rt = crd_version(
+            json!({"type": "object", "required": ["spec", "note"], "properties": {
+            "note": {"type": "string", "nullable": true},
+            "spec": {"type": "object", "properties": {
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                    "properties": {"a": {"type": "string"}}},
+                "list": {"type": "array", "x-kubernetes-preserve-unknown-fields": true,
+                    "items": {"type": "string"}}}}}}),
+        );
+        let v2 = custom_resource_v2(&rt);
+        assert_eq!(v2["required"], json!(["spec"]));
+        assert_eq!(v2["properties"]["note"], json!({}));
+        assert_eq!(
+            v2["properties"]["spec"]["properties"]["free"],
+            json!({"x-kubernetes-preserve-unknown-fields": true})
+        );
+        assert_eq!(
+            v2["properties"]["spec"]["properties"]["list"],
+            json!({"x-kubernetes-preserve-unknown-fields": true})
+        );
+        assert_eq!(
+            v2["properties"]["metadata"]["$ref"],
+            "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        );
     }
 
     #[test]

@@ -56,6 +56,14 @@ fn path_parameter(name: &str) -> Value {
     json!({"name": name, "in": "path", "required": true, "schema": {"type": "string", "uniqueItems": true}})
 }
 
+/// `parameters` unless there are none: Go's OpenAPI types leave an empty list out (`omitempty`), so
+/// a document with one would not survive a client's decoding and encoding unchanged.
+pub(super) fn insert_parameters(entry: &mut Map<String, Value>, parameters: Vec<Value>) {
+    if !parameters.is_empty() {
+        entry.insert("parameters".into(), Value::Array(parameters));
+    }
+}
+
 /// `GET /openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`, or `None` if nothing is served
 /// there.
 pub fn document(resources: &[ResourceType], group: &str, version: &str) -> Option<Value> {
@@ -70,16 +78,18 @@ pub fn document(resources: &[ResourceType], group: &str, version: &str) -> Optio
         for item in operations::paths(rt) {
             let mut entry = Map::new();
             let parameters: Vec<Value> = item.parameters.iter().map(|p| path_parameter(p)).collect();
-            entry.insert("parameters".into(), json!(parameters));
+            insert_parameters(&mut entry, parameters);
             for op in &item.operations {
                 let mut operation = json!({
                     "operationId": format!("{}{}", op.action, rt.kind),
-                    "parameters": op.query.iter().map(|q| query_parameter(q)).collect::<Vec<_>>(),
                     "responses": {"200": {"description": "OK",
                         "content": {"application/json": {"schema": reference}}}},
                     "x-kubernetes-action": op.action,
                     "x-kubernetes-group-version-kind": gvk,
                 });
+                if let Some(operation) = operation.as_object_mut() {
+                    insert_parameters(operation, op.query.iter().map(|q| query_parameter(q)).collect());
+                }
                 if op.body {
                     let media_types: &[&str] = if op.method == "patch" {
                         PATCH_TYPES

@@ -1,89 +1,27 @@
-//! Server-side apply (P4), approximated: the applied configuration is deep-merged
-//! into the live object (maps merge, list-maps merge by key, other lists are atomic), and each
-//! manager's applied fields are recorded in `metadata.managedFields` in the FieldsV1 format. Conflicts:
-//! a field another manager set (by Apply or Update) whose value would change is 409 unless `force`.
+//! Server-side apply (P4), as structured-merge-diff applies a configuration: the configuration is
+//! merged into the live object by type (`merge.rs`), what the applier applied last time and applies no
+//! longer is pruned unless another manager owns it (`prune.rs`), and the merged object is compared
+//! with the live one: a field another manager owns that the apply adds or changes is a conflict (409,
+//! unless `force` takes it), and every manager loses what the apply removed. Applying the value a
+//! field already has is no conflict: both managers then own it.
 
 use serde_json::{Value, json};
 
 use super::{
     ApplyRequest,
     compare::{applied_set, compare},
+    conflicts::conflict_error,
+    declared::{undeclared_fields, undeclared_message},
     field_set::FieldSet,
-    fields::{get_path, leaves, overlaps, ownable_content, paths_of_fields},
-    strategic::merge_key,
+    fields::ownable_content,
+    merge::merge,
+    prune::prune,
+    reset,
     update::{in_scope, sort_entries, unowned},
 };
-use crate::{Error, FieldCause, Result};
-
-/// Merges `applied` into `live`. A list-map merges by key only where another manager owns part of it
-/// (`others`); a list only this manager sets holds exactly what it applies.
-fn deep_merge(
-    live: &Value,
-    applied: &Value,
-    kind: &str,
-    parent: &mut Vec<String>,
-    others: &[Vec<String>],
-) -> Value {
-    match (live, applied) {
-        (Value::Object(l), Value::Object(a)) => {
-            let mut out = l.clone();
-            for (key, value) in a {
-                parent.push(key.clone());
-                let merged = match (l.get(key), value) {
-                    (Some(Value::Array(existing)), Value::Array(items)) => {
-                        match merge_key(kind, &parent[..parent.len() - 1], key) {
-                            Some(mk) => {
-                                let shared = others.iter().any(|o| overlaps(o, parent));
-                                let mut list = if shared {
-                                    existing.clone()
-                                } else {
-                                    existing
-                                        .iter()
-                                        .filter(|e| items.iter().any(|i| i.get(mk) == e.get(mk)))
-                                        .cloned()
-                                        .collect()
-                                };
-                                for item in items {
-                                    match list.iter().position(|e| e.get(mk) == item.get(mk)) {
-                                        Some(i) => list[i] = deep_merge(&list[i], item, kind, parent, others),
-                                        None => list.push(item.clone()),
-                                    }
-                                }
-                                Value::Array(list)
-                            }
-                            None => value.clone(),
-                        }
-                    }
-                    (Some(existing), _) => deep_merge(existing, value, kind, parent, others),
-                    (None, _) => value.clone(),
-                };
-                parent.pop();
-                out.insert(key.clone(), merged);
-            }
-            Value::Object(out)
-        }
-        _ => applied.clone(),
-    }
-}
-
-fn remove_path(value: &mut Value, path: &[String]) {
-    let Some((last, parents)) = path.split_last() else {
-        return;
-    };
-    let mut node = value;
-    for key in parents {
-        match node.get_mut(key) {
-            Some(child) => node = child,
-            None => return,
-        }
-    }
-    if let Some(map) = node.as_object_mut() {
-        map.remove(last);
-    }
-}
+use crate::{Error, Result};
 
 pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
-    let kind = request.builtin_kind.unwrap_or("");
     let mut applied = request.applied.clone();
     if !applied.is_object() {
         return Err(Error::BadRequest("an apply patch must be an object".into()));
@@ -93,6 +31,11 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             "an apply patch's metadata must be an object".into(),
         ));
     }
+    let ty = request.schema.root();
+    let undeclared = undeclared_fields(&ty, &applied);
+    if !undeclared.is_empty() {
+        return Err(Error::Untyped(undeclared_message(&applied, &undeclared)));
+    }
     if request.subresource == Some("status") {
         let status = applied.get("status").cloned();
         applied = json!({"apiVersion": applied["apiVersion"], "kind": applied["kind"], "metadata": applied.get("metadata").cloned().unwrap_or(json!({}))});
@@ -100,104 +43,38 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
             applied["status"] = status;
         }
     }
-    let live = request.live.cloned().unwrap_or_else(|| json!({}));
-    let mut owned_leaves = Vec::new();
-    let applied_content = ownable_content(&applied);
-    leaves(&applied_content, &mut Vec::new(), &mut owned_leaves);
-    // Entries that are not objects are garbage a client sent; skipping them keeps `e["fieldsV1"]` below
+    let mut live = request.live.cloned().unwrap_or_else(|| json!({}));
+    // Entries that are not objects are garbage a client sent; skipping them keeps the indexing below
     // from panicking (found by tests/properties.rs).
     let managed: Vec<Value> = live
         .pointer("/metadata/managedFields")
         .and_then(Value::as_array)
         .map(|entries| entries.iter().filter(|e| e.is_object()).cloned().collect())
         .unwrap_or_default();
-
-    // Conflicts: another manager's field whose value this apply changes.
-    let mut conflicts = Vec::new();
-    for entry in &managed {
-        let manager = entry.get("manager").and_then(Value::as_str).unwrap_or_default();
-        if manager == request.manager {
-            continue;
-        }
-        let mut theirs = Vec::new();
-        paths_of_fields(
-            entry.get("fieldsV1").unwrap_or(&Value::Null),
-            &mut Vec::new(),
-            &mut theirs,
-        );
-        for (path, value) in &owned_leaves {
-            let overlapping = theirs.iter().any(|t| overlaps(t, path));
-            // A field that no longer exists is owned by nobody (kube-apiserver prunes such entries).
-            let current = get_path(&live, path);
-            // An empty map applied over a map keeps the keys others own (maps merge key by key): it
-            // claims the map, not their keys' values.
-            let merges =
-                value.as_object().is_some_and(|m| m.is_empty()) && current.is_some_and(Value::is_object);
-            if overlapping && current.is_some() && current != Some(value) && !merges {
-                conflicts.push((manager.to_owned(), format!(".{}", path.join("."))));
-            }
-        }
+    if let Some(metadata) = live.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
     }
-    if !conflicts.is_empty() && !request.force {
-        let details: Vec<String> = conflicts
-            .iter()
-            .map(|(m, f)| format!("conflict with \"{m}\": {f}"))
-            .collect();
-        return Err(Error::Conflict {
-            message: format!(
-                "Apply failed with {} conflict{}: {}",
-                conflicts.len(),
-                if conflicts.len() == 1 { "" } else { "s" },
-                details.join(", ")
-            ),
-            causes: conflicts
-                .iter()
-                .map(|(m, f)| {
-                    FieldCause::new(
-                        "FieldManagerConflict",
-                        f.clone(),
-                        format!("conflict with \"{m}\""),
-                    )
-                })
-                .collect(),
-        });
-    }
-
-    let mut others = Vec::new();
-    for entry in managed
+    let is_applier = |entry: &Value| {
+        entry.get("manager").and_then(Value::as_str) == Some(request.manager)
+            && entry.get("operation") == Some(&json!("Apply"))
+            && entry.get("subresource").and_then(Value::as_str) == request.subresource
+    };
+    let fields_of = |entry: &Value| FieldSet::from_fields_v1(entry.get("fieldsV1").unwrap_or(&Value::Null));
+    let previous = managed.iter().find(|e| is_applier(e));
+    let others: Vec<(&Value, FieldSet)> = managed
         .iter()
-        .filter(|e| e.get("manager").and_then(Value::as_str) != Some(request.manager))
-    {
-        paths_of_fields(
-            entry.get("fieldsV1").unwrap_or(&Value::Null),
-            &mut Vec::new(),
-            &mut others,
-        );
-    }
-    let mut merged = deep_merge(&live, &applied_content, kind, &mut Vec::new(), &others);
-    // Fields this manager applied before and applies no longer are removed, unless someone else owns them.
-    let previous = managed.iter().find(|e| {
-        e.get("manager").and_then(Value::as_str) == Some(request.manager)
-            && e.get("operation") == Some(&json!("Apply"))
-    });
-    if let Some(previous) = previous {
-        let mut before = Vec::new();
-        paths_of_fields(
-            previous.get("fieldsV1").unwrap_or(&Value::Null),
-            &mut Vec::new(),
-            &mut before,
-        );
-        for path in before {
-            // An empty map applied keeps the map, not the keys this manager set in it before.
-            let still_applied = owned_leaves.iter().any(|(p, value)| {
-                overlaps(p, &path)
-                    && !(p.len() < path.len() && value.as_object().is_some_and(|m| m.is_empty()))
-            });
-            if !still_applied {
-                remove_path(&mut merged, &path);
-            }
-        }
-    }
+        .filter(|e| !is_applier(e))
+        .map(|e| (e, fields_of(e)))
+        .collect();
+
+    let applied_content = ownable_content(&applied);
+    let owned = applied_fields(request, &applied_content);
+    let mut merged = merge(&ty, Some(&live), Some(&applied_content)).unwrap_or_else(|| json!({}));
+    let everyone = others
+        .iter()
+        .fold(owned.clone(), |all, (_, fields)| all.union(fields));
+    let last = previous.map(fields_of).unwrap_or_default();
+    merged = prune(&ty, &merged, &last, &everyone);
     for key in ["apiVersion", "kind"] {
         if let Some(value) = applied.get(key) {
             merged[key] = value.clone();
@@ -211,39 +88,52 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     if let Some(name) = applied.pointer("/metadata/name") {
         merged["metadata"]["name"] = name.clone();
     }
-    // What the apply changes leaves the other managers: the fields it took from them (with force, as
-    // a conflict would have stopped it otherwise) and those it removed, as structured-merge-diff
-    // compares the live object with the merged one.
-    let change = compare(&request.schema.root(), &live, &merged);
-    let changed = in_scope(
-        change.added.union(&change.modified).union(&change.removed),
-        request.subresource,
-        request.status_subresource,
-    );
-    let mut entries: Vec<Value> = managed
+
+    // What the apply adds or changes is taken from the others, a conflict unless forced; what it
+    // removes leaves everyone. Fields the endpoint resets are no one's.
+    let change = compare(&ty, &live, &merged);
+    let scope = |set: FieldSet| {
+        let set = in_scope(set, request.subresource, request.status_subresource);
+        reset::without_reset_fields(set, &request.schema, request.subresource)
+    };
+    let taken = scope(change.added.union(&change.modified));
+    let removed = scope(change.removed);
+    let conflicts: Vec<(&Value, FieldSet)> = others
+        .iter()
+        .map(|(entry, fields)| (*entry, fields.intersection(&taken)))
+        .filter(|(_, fields)| !fields.is_empty())
+        .collect();
+    if !conflicts.is_empty() && !request.force {
+        return Err(conflict_error(&conflicts));
+    }
+    let mut entries: Vec<Value> = others
         .into_iter()
-        .filter(|e| {
-            !(e.get("manager").and_then(Value::as_str) == Some(request.manager)
-                && e.get("operation") == Some(&json!("Apply")))
-        })
-        .filter_map(|mut e| {
-            let before = FieldSet::from_fields_v1(e.get("fieldsV1").unwrap_or(&Value::Null));
-            let after = before.difference(&changed);
+        .filter_map(|(entry, before)| {
+            let after = before.difference(&taken).difference(&removed);
+            let mut entry = entry.clone();
             if after != before {
-                e["fieldsV1"] = after.to_fields_v1();
+                entry["fieldsV1"] = after.to_fields_v1();
             }
             // A manager left with nothing is no longer listed.
-            (!after.is_empty()).then_some(e)
+            (!after.is_empty()).then_some(entry)
         })
         .collect();
     let mut entry = json!({
         "manager": request.manager,
         "operation": "Apply",
         "apiVersion": applied.get("apiVersion").cloned().unwrap_or(Value::Null),
-        "time": request.now,
         "fieldsType": "FieldsV1",
-        "fieldsV1": applied_fields(request, &applied_content).to_fields_v1(),
+        "fieldsV1": owned.to_fields_v1(),
     });
+    // The time says when the applier last changed the object: an apply that changes nothing keeps
+    // the time it had (none, for a manager new to the object).
+    let time = match merged == live {
+        true => previous.and_then(|p| p.get("time")).cloned(),
+        false => Some(json!(request.now)),
+    };
+    if let Some(time) = time {
+        entry["time"] = time;
+    }
     if let Some(sub) = request.subresource {
         entry["subresource"] = json!(sub);
     }
@@ -253,10 +143,12 @@ pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     Ok(merged)
 }
 
-/// The fields an applier owns: the field set of what it applied, but what no manager owns.
+/// The fields an applier owns: the field set of what it applied, but what no manager owns and what
+/// the endpoint resets.
 fn applied_fields(request: &ApplyRequest<'_>, applied_content: &Value) -> FieldSet {
     let applied = applied_set(&request.schema.root(), applied_content);
-    in_scope(applied, request.subresource, request.status_subresource).difference(unowned())
+    let applied = in_scope(applied, request.subresource, request.status_subresource).difference(unowned());
+    reset::without_reset_fields(applied, &request.schema, request.subresource)
 }
 
 #[cfg(test)]
@@ -271,7 +163,6 @@ mod tests {
             manager,
             force,
             subresource: None,
-            builtin_kind: None,
             schema: crate::patch::ObjectSchema::Custom(None),
             status_subresource: false,
             now: "2026-11-22T00:00:00Z",
@@ -335,7 +226,6 @@ mod tests {
             manager: "m",
             force: false,
             subresource: None,
-            builtin_kind: Some("Deployment"),
             schema: ObjectSchema::BuiltIn {
                 api_version: "apps/v1",
                 kind: "Deployment",

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::{
-    field_set::{FieldSet, Path, field_key, item_key, value_key},
+    field_set::{FieldSet, Path, field_key},
     typed::{Shape, Type},
 };
 use crate::protobuf::ListType;
@@ -52,14 +52,8 @@ fn walk<'v>(
             }
             true
         }
-        Shape::List(ListType::Set) => keyed_items(ty, old, new, path, out, |item| {
-            (!item.is_object() && !item.is_array()).then(|| value_key(item))
-        }),
-        Shape::List(ListType::Map(keys)) => {
-            let item_type = ty.item();
-            keyed_items(ty, old, new, path, out, |item| {
-                item_key(item, &keys, |key| item_type.default_of(key))
-            })
+        Shape::List(list @ (ListType::Set | ListType::Map(_))) => {
+            keyed_items(ty, old, new, path, out, |item| ty.item_key(&list, item))
         }
         Shape::Scalar | Shape::Object { atomic: true } | Shape::List(ListType::Atomic) => false,
     };
@@ -95,16 +89,8 @@ fn applied_nodes(ty: &Type<'_>, value: &Value, path: &mut Path, set: &mut FieldS
                 path.pop();
             }
         }
-        (Shape::List(ListType::Set), Value::Array(items)) => {
-            applied_items(ty, items, path, set, |item| {
-                (!item.is_object() && !item.is_array()).then(|| value_key(item))
-            });
-        }
-        (Shape::List(ListType::Map(keys)), Value::Array(items)) => {
-            let item_type = ty.item();
-            applied_items(ty, items, path, set, |item| {
-                item_key(item, &keys, |key| item_type.default_of(key))
-            });
+        (Shape::List(list @ (ListType::Set | ListType::Map(_))), Value::Array(items)) => {
+            applied_items(ty, items, path, set, |item| ty.item_key(&list, item));
         }
         (Shape::Object { .. } | Shape::List(_), Value::Null) => {}
         _ => set.insert(path.clone()),

@@ -61,6 +61,26 @@ impl FieldSet {
         self.0.is_empty()
     }
 
+    pub(super) fn contains(&self, path: &[String]) -> bool {
+        self.0.contains(path)
+    }
+
+    /// Whether a path strictly below `prefix` is in the set (paths sharing a prefix sort together).
+    pub(super) fn has_below(&self, prefix: &[String]) -> bool {
+        self.0
+            .range::<[String], _>((std::ops::Bound::Excluded(prefix), std::ops::Bound::Unbounded))
+            .next()
+            .is_some_and(|path| path.starts_with(prefix))
+    }
+
+    pub(super) fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.0.iter()
+    }
+
+    pub(super) fn intersection(&self, other: &FieldSet) -> FieldSet {
+        FieldSet(self.0.intersection(&other.0).cloned().collect())
+    }
+
     pub(super) fn union(&self, other: &FieldSet) -> FieldSet {
         FieldSet(self.0.union(&other.0).cloned().collect())
     }

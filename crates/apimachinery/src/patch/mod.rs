@@ -3,8 +3,12 @@
 
 mod apply;
 mod compare;
+mod conflicts;
+mod declared;
 mod field_set;
 mod fields;
+mod merge;
+mod prune;
 mod reset;
 mod strategic;
 mod typed;
@@ -95,8 +99,6 @@ pub struct ApplyRequest<'a> {
     pub force: bool,
     /// `Some("status")` on the status subresource: only `status` is applied.
     pub subresource: Option<&'a str>,
-    /// Built-in kind for list-map merge keys, `None` for custom resources.
-    pub builtin_kind: Option<&'a str>,
     /// The object's type, which decides how the applied fields are recorded.
     pub schema: ObjectSchema<'a>,
     /// The kind has a status subresource, so an apply to the main resource owns nothing of `status`.
@@ -220,7 +222,6 @@ mod tests {
             manager: "ctrl",
             force: false,
             subresource: Some("status"),
-            builtin_kind: None,
             schema: crate::patch::ObjectSchema::Custom(None),
             status_subresource: false,
             now: "2026-11-22T00:00:00Z",

@@ -12,6 +12,7 @@ use std::{
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::Value;
 
+use super::field_set::{item_key, value_key};
 use crate::{
     protobuf::{self, ListType, MessageForm, Schema as GoTypes},
     schema::{
@@ -272,6 +273,25 @@ impl<'s> Type<'s> {
         }
     }
 
+    /// Whether an object of this type may hold `key`: a declared field, a map's key, or any key where
+    /// the type keeps unknown fields (type meta is declared everywhere a Go type is).
+    pub(super) fn admits(&self, key: &str) -> bool {
+        match self {
+            Type::Message { .. } => matches!(key, "apiVersion" | "kind") || self.declares(key),
+            Type::Crd(node) => {
+                node.properties.contains_key(key)
+                    || node.preserve_unknown
+                    || matches!(node.additional, Additional::Schema(_) | Additional::Allowed(true))
+                    || (node.embedded_resource && matches!(key, "apiVersion" | "kind" | "metadata"))
+            }
+            Type::CustomResource(root) => {
+                matches!(key, "apiVersion" | "kind" | "metadata")
+                    || root.is_none_or(|node| Type::Crd(node).admits(key))
+            }
+            Type::Deduced | Type::Scalar | Type::GoMap { .. } | Type::GoList { .. } => true,
+        }
+    }
+
     /// The default of field `key` of this struct type, which a list item's key takes when left out.
     pub(super) fn default_of(&self, key: &str) -> Option<Value> {
         match self {
@@ -282,6 +302,19 @@ impl<'s> Type<'s> {
             }
             Type::Crd(node) => node.properties.get(key).and_then(|child| child.default.clone()),
             _ => None,
+        }
+    }
+
+    /// The FieldsV1 key of an item of a set or map list of this type (`list`): a set's item by its
+    /// value, a map's by its key fields; `None` when it has none (or is not a scalar, in a set).
+    pub(super) fn item_key(&self, list: &ListType, item: &Value) -> Option<String> {
+        match list {
+            ListType::Set => (!item.is_object() && !item.is_array()).then(|| value_key(item)),
+            ListType::Map(keys) => {
+                let item_type = self.item();
+                item_key(item, keys, |key| item_type.default_of(key))
+            }
+            ListType::Atomic => None,
         }
     }
 

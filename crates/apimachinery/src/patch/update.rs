@@ -162,8 +162,8 @@ fn current_entries(old: Option<&Value>, new: &Value, subresource: Option<&str>) 
     }
 }
 
-/// kube-apiserver's order: Apply before Update, then oldest first, then by manager, subresource and
-/// apiVersion.
+/// kube-apiserver's order: Apply before Update, then oldest first (none before any), then by manager,
+/// apiVersion and subresource.
 pub(super) fn sort_entries(entries: &mut [Value]) {
     let text = |entry: &Value, field: &str| {
         entry
@@ -177,8 +177,8 @@ pub(super) fn sort_entries(entries: &mut [Value]) {
             text(entry, "operation"),
             text(entry, "time"),
             text(entry, "manager"),
-            text(entry, "subresource"),
             text(entry, "apiVersion"),
+            text(entry, "subresource"),
         )
     });
 }
@@ -244,7 +244,6 @@ mod tests {
             manager: "kubectl",
             force: false,
             subresource: None,
-            builtin_kind: Some("ConfigMap"),
             schema: config_map("kubectl").schema,
             status_subresource: false,
             now: NOW,
@@ -278,7 +277,6 @@ mod tests {
             manager: "kubectl",
             force: false,
             subresource: None,
-            builtin_kind: Some("ConfigMap"),
             schema: config_map("kubectl").schema,
             status_subresource: false,
             now: NOW,
@@ -286,7 +284,7 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string()
-                .contains("conflict with \"kubectl-edit\": .data.k"),
+                .contains("conflict with \"kubectl-edit\" using v1: .data.k"),
             "{err}"
         );
     }

@@ -11,11 +11,10 @@ use prost_reflect::{
 use serde_json::Value as Json;
 
 use super::{
-    go_duration,
     schema::Schema,
     special::{self, Special},
 };
-use crate::{Error, Result};
+use crate::{Error, Result, go_duration};
 
 pub fn message(schema: &Schema, descriptor: &MessageDescriptor, json: &Json) -> Result<DynamicMessage> {
     let mut message = DynamicMessage::new(descriptor.clone());

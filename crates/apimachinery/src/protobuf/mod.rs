@@ -9,7 +9,6 @@
 
 mod envelope;
 mod from_json;
-mod go_duration;
 mod go_order;
 mod schema;
 mod special;

@@ -7,11 +7,11 @@ use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessag
 use serde_json::{Map, Value as Json, json};
 
 use super::{
-    envelope, go_duration,
+    envelope,
     schema::{GoField, Schema},
     special::{self, Special},
 };
-use crate::{Error, Result};
+use crate::{Error, Result, go_duration};
 
 /// The JSON of `message`: an object for a struct, or what a type with its own JSON form prints.
 pub fn message(schema: &Schema, message: &DynamicMessage) -> Result<Json> {

@@ -8,7 +8,7 @@
 //! - [`crd`]: validation of the `CustomResourceDefinition` object itself (V1).
 //! - [`cel`]: the CEL validation rules (`x-kubernetes-validations`, V4).
 
-mod cel;
+pub(crate) mod cel;
 mod crd;
 mod crd_internal;
 mod crd_selectable;

@@ -185,17 +185,101 @@ pub fn render_table(
             })
         })
         .collect();
-    let mut metadata = json!({"resourceVersion": resource_version});
+    // Go leaves an empty resourceVersion out (a Table of an object not stored: a dry run, a review).
+    let mut metadata = json!({});
+    if !resource_version.is_empty() {
+        metadata["resourceVersion"] = json!(resource_version);
+    }
     if let Some(token) = continue_token {
         metadata["continue"] = json!(token);
     }
     json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "columnDefinitions": definitions, "rows": rows})
 }
 
+/// The Table versions served: `meta.k8s.io/v1`, and `v1beta1`, the same Table under its older name.
+pub const TABLE_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
+
+/// `table` (as [`render_table`] makes it) in `meta.k8s.io/<version>`: the Table and the
+/// `PartialObjectMetadata` of its rows take that apiVersion, as kube-apiserver converts them.
+pub fn in_version(mut table: Value, version: &str) -> Value {
+    let api_version = json!(format!("meta.k8s.io/{version}"));
+    table["apiVersion"] = api_version.clone();
+    for row in table["rows"].as_array_mut().into_iter().flatten() {
+        if row["object"]["kind"] == "PartialObjectMetadata" {
+            row["object"]["apiVersion"] = api_version.clone();
+        }
+    }
+    table
+}
+
+/// Whether kube-apiserver can answer `rt` (its `subresource`, if any) as a Table: its registry has a
+/// table convertor. The reviews, the bindings and the subresources that act rather than store
+/// (eviction, token, finalize, approval, ephemeral containers, resize, the streams) have none, nor
+/// do the status subresources of CRDs, APIServices and ResourceClaims; a request that only takes a
+/// Table is refused there with 406.
+pub fn has_table_convertor(rt: &ResourceType, subresource: Option<&str>) -> bool {
+    if crate::resource::is_review(rt) {
+        return false;
+    }
+    match subresource {
+        None | Some("scale") => true,
+        Some("status") => !matches!(
+            (rt.group.as_str(), rt.plural.as_str(), rt.is_builtin()),
+            ("apiextensions.k8s.io", "customresourcedefinitions", true)
+                | ("apiregistration.k8s.io", "apiservices", true)
+                | ("resource.k8s.io", "resourceclaims", true)
+        ),
+        Some(_) => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::resource::builtins;
+
+    #[test]
+    fn t1_v1beta1_tables_are_the_same_table_under_their_older_name() {
+        let object = json!({"metadata": {"name": "w1", "creationTimestamp": "2026-11-22T10:00:00Z"}});
+        let now: jiff::Timestamp = "2026-11-22T10:05:03Z".parse().unwrap();
+        let table = render_table(
+            &Printer::Custom(&[]),
+            &[&object],
+            true,
+            IncludeObject::Metadata,
+            "",
+            None,
+            now,
+        );
+        assert_eq!(table["metadata"], json!({}));
+        let beta = in_version(table.clone(), "v1beta1");
+        assert_eq!(beta["apiVersion"], "meta.k8s.io/v1beta1");
+        assert_eq!(beta["rows"][0]["object"]["apiVersion"], "meta.k8s.io/v1beta1");
+        assert_eq!(beta["columnDefinitions"], table["columnDefinitions"]);
+    }
+
+    #[test]
+    fn t1_reviews_and_acting_subresources_have_no_table() {
+        let types = builtins();
+        let find = |group: &str, plural: &str| {
+            types
+                .iter()
+                .find(|rt| rt.group == group && rt.plural == plural)
+                .unwrap()
+        };
+        assert!(!has_table_convertor(
+            find("authorization.k8s.io", "selfsubjectaccessreviews"),
+            None
+        ));
+        assert!(!has_table_convertor(find("", "pods"), Some("eviction")));
+        assert!(has_table_convertor(find("", "pods"), Some("status")));
+        assert!(has_table_convertor(find("apps", "deployments"), Some("scale")));
+        assert!(!has_table_convertor(
+            find("apiextensions.k8s.io", "customresourcedefinitions"),
+            Some("status")
+        ));
+        assert!(has_table_convertor(find("", "configmaps"), None));
+    }
 
     #[test]
     fn t1_tables_carry_rows_metadata_and_headers_only_when_asked() {

@@ -111,6 +111,35 @@ pub fn webhooks(store: &Store, phase: Phase, attributes: &Attributes) -> Vec<Mat
     found
 }
 
+/// Whether a ValidatingAdmissionPolicy's `matchConstraints` or a binding's `matchResources` take in
+/// the request: its resource rules (a binding's may be left out: its policy's then decide alone), not
+/// its excluded ones, its selectors; `Some` type the rules name it as.
+pub fn match_resources(
+    store: &Store,
+    match_resources: &Value,
+    attributes: &Attributes,
+    rules_required: bool,
+) -> Option<std::sync::Arc<ResourceType>> {
+    let rules = match match_resources.get("resourceRules") {
+        Some(rules) => rules.clone(),
+        None if rules_required => return None,
+        None => serde_json::json!([{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"],
+            "resources": ["*/*"]}]),
+    };
+    let mut as_webhook = match_resources.clone();
+    as_webhook["rules"] = rules;
+    let as_type = matching_type(store, &as_webhook, attributes)?;
+    let excluded = match_resources
+        .get("excludeResourceRules")
+        .and_then(Value::as_array)
+        .is_some_and(|rules| {
+            rules
+                .iter()
+                .any(|rule| rule_matches(rule, &attributes.rt, attributes))
+        });
+    (!excluded && selectors_match(store, &as_webhook, attributes)).then_some(as_type)
+}
+
 /// The type a webhook's rules match the request as: the request's own type, or with `matchPolicy:
 /// Equivalent` (the default) another served version of the same group and resource.
 fn matching_type(
@@ -149,7 +178,13 @@ fn rule_matches(rule: &Value, rt: &ResourceType, attributes: &Attributes) -> boo
         "Namespaced" => rt.namespaced,
         _ => true,
     };
-    listed("operations", super::operation_name(&attributes.operation))
+    // A policy's rule may name the objects it is about; a webhook's never does.
+    let named = rule
+        .get("resourceNames")
+        .and_then(Value::as_array)
+        .is_none_or(|names| names.is_empty() || names.iter().any(|n| n == attributes.name.as_str()));
+    named
+        && listed("operations", super::operation_name(&attributes.operation))
         && listed("apiGroups", &rt.group)
         && listed("apiVersions", &rt.version)
         && scope_matches

@@ -12,6 +12,7 @@
 
 pub mod call;
 pub mod matching;
+mod policies;
 
 use std::sync::Arc;
 
@@ -118,11 +119,14 @@ impl Target<'_> {
         }
     }
 
+    /// Whether any webhook is configured or any admission policy bound: then writes go through the
+    /// admission stage.
     fn has_webhooks(&self) -> bool {
         ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]
             .iter()
             .filter_map(|plural| self.store.resolve("admissionregistration.k8s.io", "v1", plural))
             .any(|rt| self.store.holds_any(&rt))
+            || policies::any_bound(self.store)
     }
 
     /// The current object at the request's version, or `None` when there is none.
@@ -464,9 +468,10 @@ async fn apply(
     }
 }
 
-/// Runs the validating webhooks concurrently, as the real server does; the first refusal in their
-/// order is the answer.
+/// Evaluates the bound admission policies, then runs the validating webhooks concurrently, as the
+/// real server does; the first refusal in their order is the answer.
 async fn validate(store: &Store, attributes: &Attributes, warnings: &mut Vec<String>) -> Result<()> {
+    policies::validate(store, attributes, warnings)?;
     let webhooks = matching::webhooks(store, Phase::Validating, attributes);
     let verdicts = futures::future::join_all(
         webhooks

@@ -8,15 +8,13 @@ use crate::store::{State, Store, WriteOptions};
 
 pub(super) const NAMESPACE: &str = "default";
 pub(super) const NAME: &str = "kubernetes";
-/// The first address of the Service range, which kube-apiserver reserves for this Service.
-const CLUSTER_IP: &str = "10.96.0.1";
 
 fn desired(port: u16) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"name": NAME, "namespace": NAMESPACE,
             "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"type": "ClusterIP", "clusterIP": CLUSTER_IP, "sessionAffinity": "None",
+        "spec": {"type": "ClusterIP", "clusterIP": super::services::KUBERNETES_IP.to_string(), "sessionAffinity": "None",
             "ipFamilyPolicy": "SingleStack",
             "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]},
     })

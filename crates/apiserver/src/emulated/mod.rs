@@ -1,26 +1,27 @@
 //! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
-//! registration (V1), Service cluster IPs and instantly-ready Deployments (B5, K1), the `kubernetes`
-//! Service (B6).
+//! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6), and
+//! workloads: Deployments, ReplicaSets and Pods, run on a simulated node (K1, [`workloads`]).
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
 
 mod api_services;
 mod crds;
-mod deployments;
 mod garbage_collector;
 mod kubernetes_service;
 mod namespaces;
 mod nodes;
 pub(crate) mod pods;
 mod services;
+pub(crate) mod workloads;
 
 use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::Value;
 
-pub use deployments::NEVER_READY_ANNOTATION;
 pub(crate) use garbage_collector::WorkList as CollectorWork;
+pub(crate) use services::addresses::ServiceAddresses;
+pub use workloads::node::NEVER_READY_ANNOTATION;
 
 use crate::store::{DeletePropagation, State, Store};
 
@@ -138,12 +139,13 @@ pub(crate) fn after_write(
     previous_references: &[Value],
     stored: &Value,
 ) {
+    if crate::flowcontrol::configures(&crate::store::storage_key(rt)) {
+        crate::flowcontrol::keep_dangling_conditions(store, state);
+    }
     if !garbage_collector::after_write(store, state, rt, namespace, name, previous_references, stored) {
         return;
     }
-    if is(rt, "apps", "deployments") || is(rt, "apps", "statefulsets") {
-        deployments::mark_ready(store, state, rt, namespace, name);
-    }
+    workloads::after_write(store, state, rt, stored);
     if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
         crds::establish(store, state, rt, stored);
         api_services::reconcile(store, state);
@@ -216,6 +218,10 @@ pub(crate) fn after_remove(
     object: &Value,
 ) {
     garbage_collector::after_remove(store, state, object);
+    if crate::flowcontrol::configures(&crate::store::storage_key(rt)) {
+        crate::flowcontrol::keep_dangling_conditions(store, state);
+    }
+    workloads::after_remove(store, state, rt, object);
     if is(rt, "", "services")
         && namespace == kubernetes_service::NAMESPACE
         && crate::store::meta::name(object) == kubernetes_service::NAME

@@ -2,12 +2,13 @@
 //! documents computed from the registry of the moment.
 
 use apimachinery::discovery as docs;
+use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::{
     Call,
     openapi_cache::{self, Document, OpenApiCache},
-    respond::{self, AGGREGATED_DISCOVERY, Representation},
+    respond::{self, AGGREGATED_DISCOVERY, DiscoveryForm, Endpoint},
 };
 use crate::{error::Error, store::Store};
 
@@ -21,28 +22,74 @@ pub fn version() -> Value {
     })
 }
 
-pub fn core(store: &Store, call: &Call, address: std::net::SocketAddr) -> axum::response::Response {
-    if respond::negotiate(&call.accept) == Representation::AggregatedDiscovery {
-        return respond::json_with_type(
-            &docs::aggregated_discovery(&store.registry().all(), true),
-            AGGREGATED_DISCOVERY,
-        );
-    }
-    respond::json(200, &docs::core_api_versions(&address.to_string()))
-}
-
-pub fn groups(store: &Store, call: &Call) -> axum::response::Response {
+pub fn core(store: &Store, call: &Call, address: std::net::SocketAddr) -> Result<Response, Error> {
+    // `/api` is a route of kube-apiserver's REST framework, which first checks the media types.
+    respond::check_acceptable(
+        &call.accept,
+        Endpoint::BuiltIn {
+            collection_read: false,
+        },
+    )?;
     let all = store.registry().all();
-    if respond::negotiate(&call.accept) == Representation::AggregatedDiscovery {
-        return respond::json_with_type(&docs::aggregated_discovery(&all, false), AGGREGATED_DISCOVERY);
-    }
-    respond::json(200, &docs::api_group_list(&all))
+    answer(
+        &call.accept,
+        true,
+        || docs::core_api_versions(&address.to_string()),
+        || docs::aggregated_discovery(&all, true),
+    )
 }
 
-pub fn resources(store: &Store, group: &str, version: &str) -> Result<axum::response::Response, Error> {
-    docs::api_resource_list(&store.registry().all(), group, version)
-        .map(|list| respond::json(200, &list))
-        .ok_or(Error::UnknownResource)
+pub fn groups(store: &Store, call: &Call) -> Result<Response, Error> {
+    let all = store.registry().all();
+    answer(
+        &call.accept,
+        true,
+        || docs::api_group_list(&all),
+        || docs::aggregated_discovery(&all, false),
+    )
+}
+
+/// `GET /apis/<group>`; a group nothing serves is no route at all, as on kube-apiserver.
+pub fn group(store: &Store, call: &Call, group: &str) -> Result<Response, Error> {
+    let document = docs::api_group(&store.registry().all(), group).ok_or(Error::PageNotFound)?;
+    answer(&call.accept, false, || document, || Value::Null)
+}
+
+pub fn resources(store: &Store, call: &Call, group: &str, version: &str) -> Result<Response, Error> {
+    let all = store.registry().all();
+    if !group.is_empty() && docs::api_group(&all, group).is_none() {
+        return Err(Error::PageNotFound);
+    }
+    let list = docs::api_resource_list(&all, group, version).ok_or(Error::UnknownResource)?;
+    respond::check_acceptable(
+        &call.accept,
+        Endpoint::BuiltIn {
+            collection_read: false,
+        },
+    )?;
+    answer(&call.accept, false, || list, || Value::Null)
+}
+
+/// A discovery document in the form `accept` asks for: `document` as JSON or protobuf, or
+/// `aggregated` where the endpoint serves aggregated discovery.
+fn answer(
+    accept: &str,
+    serves_aggregated: bool,
+    document: impl FnOnce() -> Value,
+    aggregated: impl FnOnce() -> Value,
+) -> Result<Response, Error> {
+    match respond::negotiate_discovery(accept, serves_aggregated) {
+        Some(DiscoveryForm::Aggregated) => Ok(respond::json_with_type(&aggregated(), AGGREGATED_DISCOVERY)),
+        Some(DiscoveryForm::Protobuf) => {
+            let document = document();
+            Ok(match apimachinery::protobuf::encode(&document) {
+                Ok(body) => respond::bytes(body, apimachinery::protobuf::MEDIA_TYPE),
+                Err(_) => respond::json(200, &document),
+            })
+        }
+        Some(DiscoveryForm::Json) => Ok(respond::json(200, &document())),
+        None => Err(respond::negotiation_failed()),
+    }
 }
 
 /// The Swagger 2.0 document, as protobuf when asked for it (kubectl up to 1.29 reads nothing else).

@@ -10,6 +10,8 @@ mod computed;
 mod continuation;
 mod discovery;
 mod eviction;
+mod flow_control;
+mod health;
 mod kubelet;
 mod namespace_finalize;
 pub mod openapi_cache;
@@ -55,6 +57,8 @@ pub struct Shared {
     pub watch_list: bool,
     /// The tokens issued for service accounts, which authenticate as them.
     pub service_account_tokens: Arc<service_account_tokens::ServiceAccountTokens>,
+    /// How requests are classified by the FlowSchemas (API Priority and Fairness).
+    pub flow_control: crate::flowcontrol::Classifier,
 }
 
 impl Shared {
@@ -69,7 +73,13 @@ impl Shared {
 }
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    let router = Router::new().fallback(dispatch);
+    // Layers run outside in, the last added first: authentication, then classification.
+    let router = Router::new()
+        .fallback(dispatch)
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            flow_control::classify,
+        ));
     // A layer runs before the fallback, so an unauthenticated request never reaches a handler.
     let router = match shared.credentials() {
         Some(credentials) => router.layer(axum::middleware::from_fn_with_state(
@@ -171,19 +181,19 @@ fn url_decode_pairs(query: &str) -> HashMap<String, String> {
 
 async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
     use path::Route;
-    let result = match path::route(path) {
+    let route = path::route(path);
+    if let Err(error) = check_timeout(&route, &call) {
+        return respond::error(&error);
+    }
+    let result = match route {
         Route::Version => Ok(respond::json(200, &discovery::version())),
-        Route::Health => {
-            let mut response = Response::new(Body::from("ok"));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                header::HeaderValue::from_static("text/plain"),
-            );
-            Ok(response)
+        Route::Health { endpoint, check } => Ok(health::answer(&endpoint, check.as_deref(), &call.query)),
+        Route::CoreVersions => discovery::core(&shared.store, &call, shared.address),
+        Route::GroupList => discovery::groups(&shared.store, &call),
+        Route::Group(group) => discovery::group(&shared.store, &call, &group),
+        Route::ResourceList { group, version } => {
+            discovery::resources(&shared.store, &call, &group, &version)
         }
-        Route::CoreVersions => Ok(discovery::core(&shared.store, &call, shared.address)),
-        Route::GroupList => Ok(discovery::groups(&shared.store, &call)),
-        Route::ResourceList { group, version } => discovery::resources(&shared.store, &group, &version),
         Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &shared.openapi, &call)),
         Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store, &shared.openapi)),
         Route::OpenApiDocument { group, version } => {
@@ -193,4 +203,33 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
         Route::NotFound => Err(Error::UnknownResource),
     };
     result.unwrap_or_else(|error| respond::error(&error))
+}
+
+/// 400 for a `timeout` that is no Go duration, which kube-apiserver checks before routing, for every
+/// request but the long-running ones (watches, streams and proxies), which it never times out.
+fn check_timeout(route: &path::Route, call: &Call) -> Result<(), Error> {
+    let Some(timeout) = call.query.get("timeout").filter(|t| !t.is_empty()) else {
+        return Ok(());
+    };
+    let long_running = match route {
+        path::Route::Resource(target) => {
+            matches!(call.query.get("watch").map(String::as_str), Some("true" | "1"))
+                || target
+                    .subresource
+                    .as_deref()
+                    .is_some_and(|sub| matches!(sub, "attach" | "exec" | "proxy" | "log" | "portforward"))
+        }
+        _ => false,
+    };
+    if long_running {
+        return Ok(());
+    }
+    apimachinery::go_duration::parse(timeout)
+        .map(|_| ())
+        .map_err(|error| match error {
+            apimachinery::Error::BadRequest(why) => {
+                Error::BadRequest(format!("invalid timeout specified in the request URL - {why}"))
+            }
+            other => Error::BadRequest(other.to_string()),
+        })
 }

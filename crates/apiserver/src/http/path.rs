@@ -15,13 +15,25 @@ pub struct ResourcePath {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     Version,
-    Health,
+    /// `/healthz`, `/livez` or `/readyz`, or one of their checks (`/healthz/etcd`).
+    Health {
+        endpoint: String,
+        check: Option<String>,
+    },
     CoreVersions,
     GroupList,
-    ResourceList { group: String, version: String },
+    /// `/apis/<group>`: one group's versions.
+    Group(String),
+    ResourceList {
+        group: String,
+        version: String,
+    },
     OpenApiV2,
     OpenApiIndex,
-    OpenApiDocument { group: String, version: String },
+    OpenApiDocument {
+        group: String,
+        version: String,
+    },
     Resource(ResourcePath),
     NotFound,
 }
@@ -34,9 +46,13 @@ pub fn route(path: &str) -> Route {
         .collect();
     match segments.as_slice() {
         ["version"] => Route::Version,
-        ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => Route::Health {
+            endpoint: (*endpoint).into(),
+            check: (!check.is_empty()).then(|| check.join("/")),
+        },
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::GroupList,
+        ["apis", group] => Route::Group((*group).into()),
         ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3"] => Route::OpenApiIndex,
         ["openapi", "v3", "api", version] => Route::OpenApiDocument {
@@ -137,6 +153,7 @@ mod tests {
                 version: "v1".into()
             }
         );
+        assert_eq!(route("/apis/apps/"), Route::Group("apps".into()));
         assert_eq!(route("/nope"), Route::NotFound);
     }
 }

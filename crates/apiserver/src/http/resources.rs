@@ -7,7 +7,7 @@ use apimachinery::{
     patch::PatchType,
     resource::{Origin, ResourceType},
     selector::{FieldSelector, LabelSelector},
-    table::{IncludeObject, Printer, render_table},
+    table::{IncludeObject, Printer, has_table_convertor, in_version, render_table},
 };
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
@@ -26,13 +26,30 @@ use crate::{
     webhooks::Converter,
 };
 
-pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
+pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, mut call: Call) -> Result<Response> {
     let deprecation = deprecation(&target);
-    let encoding = respond::encoding(&call.accept);
-    let builtin = shared
+    let resolved = shared
         .store
-        .resolve(&target.group, &target.version, &target.plural)
-        .map(|rt| rt.is_builtin());
+        .resolve(&target.group, &target.version, &target.plural);
+    let builtin = resolved.as_ref().map(|rt| rt.is_builtin());
+    // A kubelet's streams (logs, exec, proxies) are answered in whatever they carry.
+    let streams = target
+        .subresource
+        .as_deref()
+        .is_some_and(|sub| kubelet::SUBRESOURCES.contains(&sub));
+    if let Some(rt) = &resolved
+        && !streams
+        && respond::negotiate(&call.accept) == Representation::Table
+        && !has_table_convertor(rt, target.subresource.as_deref())
+    {
+        // What has no Table is answered in the next form the client lists, or not at all.
+        let rest = respond::without_tables(&call.accept);
+        if rest.trim().is_empty() {
+            return Err(respond::negotiation_failed());
+        }
+        call.accept = rest;
+    }
+    let encoding = respond::encoding(&call.accept);
     if let (
         Encoding::Protobuf {
             json_acceptable: false,
@@ -43,11 +60,6 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> R
         // Custom resources have no protobuf form (D13).
         return Ok(respond::protobuf_not_acceptable());
     }
-    // A kubelet's streams (logs, exec, proxies) are answered in whatever they carry.
-    let streams = target
-        .subresource
-        .as_deref()
-        .is_some_and(|sub| kubelet::SUBRESOURCES.contains(&sub));
     match builtin {
         Some(true) if !streams => {
             let collection_read = call.method == Method::GET && target.name.is_none();
@@ -253,7 +265,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                 .write(Change::Create(body), &write_options(&call, duplicates)?)
                 .await?;
             Ok(respond::with_warnings(
-                respond::json(201, &written.object),
+                represent_written(&rt, 201, &written.object, &call)?,
                 &written.warnings,
             ))
         }
@@ -264,7 +276,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
                 .write(Change::Update { name, object: body }, &options)
                 .await?;
             Ok(respond::with_warnings(
-                respond::json(200, &written.object),
+                represent_written(&rt, 200, &written.object, &call)?,
                 &written.warnings,
             ))
         }
@@ -288,7 +300,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
             let written = writes.write(patch, &options).await?;
             let code = if written.created { 201 } else { 200 };
             Ok(respond::with_warnings(
-                respond::json(code, &written.object),
+                represent_written(&rt, code, &written.object, &call)?,
                 &written.warnings,
             ))
         }
@@ -340,7 +352,7 @@ fn table(
     token: Option<&str>,
     call: &Call,
 ) -> Result<Value> {
-    Ok(render_table(
+    let table = render_table(
         &Printer::for_type(rt),
         rows,
         true,
@@ -348,7 +360,21 @@ fn table(
         resource_version,
         token,
         jiff::Timestamp::now(),
-    ))
+    );
+    Ok(in_version(table, respond::table_version(&call.accept)))
+}
+
+/// What a create, update or patch answers with `code`: the object written, or its Table when the
+/// client asked for one (a dry-run create has no resourceVersion yet, so neither has its Table).
+fn represent_written(rt: &ResourceType, code: u16, object: &Value, call: &Call) -> Result<Response> {
+    if respond::negotiate(&call.accept) == Representation::Table {
+        let rv = meta::resource_version(object).unwrap_or_default().to_owned();
+        return Ok(respond::json(code, &table(rt, &[object], &rv, None, call)?));
+    }
+    if respond::negotiate(&call.accept) == Representation::Metadata {
+        return Ok(respond::json(code, &respond::partial_metadata(object)));
+    }
+    Ok(respond::json(code, object))
 }
 
 /// What a Table's rows carry of their objects, as the request's `includeObject` asks.
@@ -528,9 +554,32 @@ pub(super) fn write_options(call: &Call, duplicate_fields: Vec<String>) -> Resul
             .or_else(|| manager_from_user_agent(call)),
         field_validation,
         duplicate_fields,
+        document: json_document(call),
+        repeated_yaml_keys: repeated_apply_keys(call),
         force: call.query.get("force").map(String::as_str) == Some("true"),
         ..WriteOptions::default()
     })
+}
+
+/// The body of a create or update sent as JSON (no Content-Type means JSON).
+fn json_document(call: &Call) -> Option<bytes::Bytes> {
+    let content_type = call.content_type.as_deref().unwrap_or("");
+    let json = content_type.is_empty() || content_type.starts_with("application/json");
+    (json && matches!(call.method, Method::POST | Method::PUT)).then(|| call.body.clone())
+}
+
+/// The keys an apply body repeats (a YAML document, or JSON, which is YAML too).
+fn repeated_apply_keys(call: &Call) -> Vec<String> {
+    let apply = call.method == Method::PATCH
+        && call
+            .content_type
+            .as_deref()
+            .and_then(PatchType::from_content_type)
+            == Some(PatchType::Apply);
+    match std::str::from_utf8(&call.body) {
+        Ok(text) if apply => apimachinery::decoding::repeated_yaml_keys(text),
+        _ => Vec::new(),
+    }
 }
 
 /// The manager of a write that names none: the user agent up to its first `/`, as kube-apiserver

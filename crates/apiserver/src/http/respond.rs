@@ -2,6 +2,7 @@
 //! for (Table T1, aggregated discovery D6, the OpenAPI v2 document as protobuf D7, the built-in kinds
 //! as protobuf D12).
 
+use apimachinery::table::TABLE_VERSIONS;
 use axum::{
     body::Body,
     http::{HeaderValue, StatusCode, header},
@@ -128,7 +129,7 @@ pub fn negotiate(accept: &str) -> Representation {
         match parameter("as").as_deref() {
             Some("Table")
                 if parameter("g").as_deref() == Some("meta.k8s.io")
-                    && parameter("v").as_deref() == Some("v1") =>
+                    && parameter("v").is_some_and(|v| TABLE_VERSIONS.contains(&v.as_str())) =>
             {
                 return Representation::Table;
             }
@@ -152,6 +153,93 @@ pub fn negotiate(accept: &str) -> Representation {
         }
     }
     Representation::Object
+}
+
+/// The version of `meta.k8s.io` the Table `accept` asks for names (`v1` or `v1beta1`).
+pub fn table_version(accept: &str) -> &'static str {
+    accept
+        .split(',')
+        .filter(|candidate| candidate.split(';').skip(1).any(|p| p.trim() == "as=Table"))
+        .find_map(|candidate| {
+            let version = candidate
+                .split(';')
+                .filter_map(|p| p.split_once('='))
+                .find(|(key, _)| key.trim() == "v")
+                .map(|(_, value)| value.trim())?;
+            TABLE_VERSIONS.into_iter().find(|served| *served == version)
+        })
+        .unwrap_or("v1")
+}
+
+/// `accept` without the entries asking for a Table: what an endpoint with no Table answers from.
+pub fn without_tables(accept: &str) -> String {
+    accept
+        .split(',')
+        .filter(|candidate| !candidate.split(';').skip(1).any(|p| p.trim() == "as=Table"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The form of a discovery document (`/api`, `/apis` and what is below them) an Accept header asks
+/// for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiscoveryForm {
+    Json,
+    Protobuf,
+    /// Aggregated discovery `v2`, which `/api` and `/apis` alone serve.
+    Aggregated,
+}
+
+/// The first form of a discovery document `accept` lists that the endpoint serves (`aggregated`:
+/// whether it serves aggregated discovery), or `None`: kube-apiserver then answers 406. No Accept
+/// header takes JSON; YAML is answered as JSON, which every YAML reader reads.
+pub fn negotiate_discovery(accept: &str, aggregated: bool) -> Option<DiscoveryForm> {
+    if accept.trim().is_empty() {
+        return Some(DiscoveryForm::Json);
+    }
+    accept.split(',').find_map(|candidate| {
+        let mut parts = candidate.split(';');
+        let essence = parts.next().unwrap_or_default().trim();
+        let parameters: Vec<(&str, &str)> = parts
+            .filter_map(|p| p.split_once('='))
+            .map(|(key, value)| (key.trim(), value.trim()))
+            .collect();
+        let parameter = |name: &str| parameters.iter().find(|(key, _)| *key == name).map(|(_, v)| *v);
+        match parameter("as") {
+            // A representation named by `as=` is served only when it is aggregated discovery v2, as
+            // JSON (the protobuf form of it is not served here).
+            Some("APIGroupDiscoveryList")
+                if aggregated
+                    && essence == "application/json"
+                    && parameter("g") == Some("apidiscovery.k8s.io")
+                    && parameter("v") == Some("v2") =>
+            {
+                Some(DiscoveryForm::Aggregated)
+            }
+            Some(_) => None,
+            None if apimachinery::protobuf::is_protobuf(essence) => Some(DiscoveryForm::Protobuf),
+            None if matches!(
+                essence,
+                "application/json" | "application/yaml" | "application/*" | "*/*" | "*"
+            ) =>
+            {
+                Some(DiscoveryForm::Json)
+            }
+            None => None,
+        }
+    })
+}
+
+/// The 406 of an endpoint that serves nothing an Accept header lists (after its route took the
+/// request), as kube-apiserver's serializer negotiation words it.
+pub fn negotiation_failed() -> Error {
+    Error::NotAcceptable {
+        message: format!(
+            "only the following media types are accepted: {}",
+            PRODUCED.join(", ")
+        ),
+        routed: false,
+    }
 }
 
 /// The body form an Accept header puts first among those served, for objects, lists and Status
@@ -327,10 +415,16 @@ mod tests {
         assert_eq!(negotiate(v2_first), Representation::AggregatedDiscovery);
         let tables = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
         assert_eq!(negotiate(tables), Representation::Table);
+        let beta = "application/json;as=Table;v=v1beta1;g=meta.k8s.io";
+        assert_eq!(negotiate(beta), Representation::Table);
+        assert_eq!(table_version(beta), "v1beta1");
+        assert_eq!(table_version(tables), "v1");
         assert_eq!(
-            negotiate("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
+            negotiate("application/json;as=Table;v=v2;g=meta.k8s.io"),
             Representation::Object
         );
+        assert_eq!(without_tables(tables), "application/json");
+        assert_eq!(without_tables(beta), "");
         assert_eq!(negotiate(""), Representation::Object);
     }
 
@@ -406,6 +500,30 @@ mod tests {
              application/vnd.kubernetes.protobuf"
         );
         assert!(custom.get("details").is_none(), "{custom}");
+    }
+
+    #[test]
+    fn d3_discovery_answers_the_first_form_it_serves() {
+        use DiscoveryForm::*;
+        let aggregated_first =
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+        assert_eq!(negotiate_discovery(aggregated_first, true), Some(Aggregated));
+        assert_eq!(negotiate_discovery(aggregated_first, false), Some(Json));
+        assert_eq!(
+            negotiate_discovery(
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                false
+            ),
+            None
+        );
+        let client_go = "application/vnd.kubernetes.protobuf, */*";
+        assert_eq!(negotiate_discovery(client_go, false), Some(Protobuf));
+        assert_eq!(negotiate_discovery("", false), Some(Json));
+        assert_eq!(negotiate_discovery("text/plain", true), None);
+        assert_eq!(
+            negotiate_discovery("application/json;as=Table;v=v1;g=meta.k8s.io", true),
+            None
+        );
     }
 
     #[test]

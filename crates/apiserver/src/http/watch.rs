@@ -7,7 +7,7 @@ use std::{sync::Arc, time::Duration};
 use apimachinery::{
     resource::ResourceType,
     selector::{FieldSelector, LabelSelector},
-    table::{IncludeObject, Printer, render_table},
+    table::{IncludeObject, Printer, in_version, render_table},
 };
 use axum::{body::Body, http::header, response::Response};
 use bytes::Bytes;
@@ -148,8 +148,9 @@ pub fn serve(
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
-    let table = respond::negotiate(&call.accept) == Representation::Table;
-    let include = if table {
+    let table = (respond::negotiate(&call.accept) == Representation::Table)
+        .then(|| respond::table_version(&call.accept));
+    let include = if table.is_some() {
         resources::include_object(call)?
     } else {
         IncludeObject::default()
@@ -264,7 +265,8 @@ struct Stream {
     converter: Option<Converter>,
     store: Arc<Store>,
     rt: Arc<ResourceType>,
-    table: bool,
+    /// The version of `meta.k8s.io` each event's Table is in, when the watcher asked for Tables.
+    table: Option<&'static str>,
     /// What a Table's rows carry of their objects.
     include: IncludeObject,
     /// Objects reduced to their metadata (`PartialObjectMetadata`).
@@ -350,7 +352,7 @@ impl Stream {
             (_, false, _) => return true,
             (kind, true, _) => kind,
         };
-        if !self.table && !self.protobuf && !self.metadata_only {
+        if self.table.is_none() && !self.protobuf && !self.metadata_only {
             let line = self.shared_line(event, event_type, presented);
             return self.sender.send(line).await.is_ok();
         }
@@ -378,6 +380,7 @@ impl Stream {
             jiff::Timestamp::now(),
         );
         self.headers_sent = true;
+        let table = in_version(table, self.table.unwrap_or("v1"));
         self.send_raw(event_type.as_str(), table).await
     }
 

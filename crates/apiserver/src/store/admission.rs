@@ -147,7 +147,16 @@ fn field_problems(
     unknown: &[String],
     object: &Value,
 ) -> Result<Vec<String>> {
-    let problems = apimachinery::decoding::field_problems(&options.duplicate_fields, unknown);
+    // A built-in kind is decoded into its Go type, whose decoder notes each problem as it meets it;
+    // a custom resource's repeated fields are found while decoding and its unknown ones by pruning.
+    let in_document_order = match (&options.document, rt.schema.is_none()) {
+        (Some(document), true) if !unknown.is_empty() || !options.duplicate_fields.is_empty() => {
+            apimachinery::decoding::typed_field_problems(document, unknown)
+        }
+        _ => None,
+    };
+    let problems = in_document_order
+        .unwrap_or_else(|| apimachinery::decoding::field_problems(&options.duplicate_fields, unknown));
     match options.field_validation {
         FieldValidation::Strict if !problems.is_empty() => Err(undecodable(
             rt,
@@ -155,7 +164,11 @@ fn field_problems(
             object,
         )),
         FieldValidation::Strict | FieldValidation::Ignore => Ok(Vec::new()),
-        FieldValidation::Warn => Ok(problems),
+        // The keys an apply body repeats are warned of as the YAML decoder words them.
+        FieldValidation::Warn => Ok(problems
+            .into_iter()
+            .chain(options.repeated_yaml_keys.clone())
+            .collect()),
     }
 }
 

@@ -39,6 +39,13 @@ pub fn is_events_v1(rt: &ResourceType) -> bool {
 }
 
 /// Whether `rt` is autoscaling/v1's HorizontalPodAutoscalers, which are stored as autoscaling/v2's.
+/// Whether a `/status` write of `rt` also takes the object's annotations: kube-apiserver's status
+/// strategies for Deployments and ReplicaSets reset only the spec (and a Deployment's labels), so the
+/// Deployment controller writes its revision annotation with the status.
+pub fn status_takes_annotations(rt: &ResourceType) -> bool {
+    rt.group == "apps" && matches!(rt.plural.as_str(), "deployments" | "replicasets")
+}
+
 pub fn is_autoscaling_v1(rt: &ResourceType) -> bool {
     rt.is_builtin()
         && rt.group == "autoscaling"

@@ -86,14 +86,20 @@ pub(crate) struct State {
     pub objects: object::Objects,
     pub history: history::History,
     pub registry: Registry,
-    /// Next free offset in the Service cluster IP range.
+    /// Next offset in the Service cluster IP range to try first.
     pub next_cluster_ip: u32,
+    /// The cluster IPs and node ports stored Services hold.
+    pub service_addresses: crate::emulated::ServiceAddresses,
     /// The port the server listens on, once it does: the `kubernetes` Service's target port.
     pub api_port: Option<u16>,
     /// Dependents by owner uid, for the garbage collector.
     pub owners: owners::OwnerIndex,
     /// What the garbage collector has yet to look at.
     pub collector: crate::emulated::CollectorWork,
+    /// What the workload controllers have yet to sync.
+    pub workloads: crate::emulated::workloads::Queue,
+    /// The simulated node, when there is one.
+    pub node: Option<crate::emulated::workloads::node::SimulatedNode>,
 }
 
 pub struct Store {
@@ -101,6 +107,9 @@ pub struct Store {
     events: broadcast::Sender<Arc<StoredEvent>>,
     /// The data dir, when there is one; `None` keeps the store memory-only.
     journal: Option<persist::Journal>,
+    /// Counts the changes of FlowSchemas and PriorityLevelConfigurations, which every request is
+    /// classified by: read without the lock, it says when the classification must be built again.
+    flow_control_changes: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -117,6 +126,9 @@ pub fn storage_key(rt: &ResourceType) -> String {
     }
     format!("{}/{}", rt.group, rt.plural)
 }
+
+/// The storage key of Services, whose addresses the store keeps track of.
+const SERVICES: &str = "/services";
 
 pub fn subject(rt: &ResourceType, name: &str) -> Subject {
     Subject {
@@ -168,6 +180,7 @@ impl Store {
         let mut registry = Registry::default();
         register_stored_crds(&mut registry, &loaded.objects);
         let owners = owners::OwnerIndex::build(&loaded.objects);
+        let service_addresses = crate::emulated::ServiceAddresses::build(loaded.objects.get(SERVICES));
         Arc::new(Store {
             state: Mutex::new(State {
                 resource_version: loaded.resource_version,
@@ -175,12 +188,16 @@ impl Store {
                 history: history::History::new(history, loaded.resource_version),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
+                service_addresses,
                 api_port: None,
                 owners,
                 collector: Default::default(),
+                workloads: Default::default(),
+                node: None,
             }),
             events,
             journal,
+            flow_control_changes: Default::default(),
         })
     }
 
@@ -197,6 +214,7 @@ impl Store {
             let mut state = poisoned.into_inner();
             // A panic ended a step mid-way, maybe a garbage collector's drain: start from an empty list.
             state.collector.reset();
+            state.workloads.reset();
             state
         })
     }
@@ -373,6 +391,12 @@ impl Store {
         state.history.after(since, state.resource_version)
     }
 
+    /// How many times the API Priority and Fairness configuration changed so far.
+    pub fn flow_control_changes(&self) -> u64 {
+        self.flow_control_changes
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Subscribes to every change (the emulated controllers use this).
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoredEvent>> {
         self.events.subscribe()
@@ -384,6 +408,10 @@ impl Store {
         let event = Arc::new(event);
         if let Some(journal) = &self.journal {
             journal.record(&event, state.next_cluster_ip);
+        }
+        if crate::flowcontrol::configures(&event.resource) {
+            self.flow_control_changes
+                .fetch_add(1, std::sync::atomic::Ordering::Release);
         }
         state.history.push(event.clone(), size);
         // No receivers is fine: nobody is watching.

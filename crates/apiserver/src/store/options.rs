@@ -21,6 +21,12 @@ pub struct WriteOptions {
     pub field_validation: FieldValidation,
     /// The paths of the fields the request body repeats (found while decoding it).
     pub duplicate_fields: Vec<String>,
+    /// A create's or update's JSON body: a built-in kind's decoder names its unknown and repeated
+    /// fields in the order the body holds them.
+    pub document: Option<bytes::Bytes>,
+    /// The keys an apply body repeats, as the YAML decoder words them (`line 7: key "a" already set in
+    /// map`): refused under Strict, warned of under Warn, once the apply itself succeeded.
+    pub repeated_yaml_keys: Vec<String>,
     /// Server-side apply: take ownership of conflicting fields.
     pub force: bool,
     /// The current object as the client's version shows it, when that is not what is stored (a

@@ -12,7 +12,7 @@ use apimachinery::{
 use serde_json::{Value, json};
 
 use super::{
-    State, Store, WriteOptions, Written,
+    FieldValidation, State, Store, WriteOptions, Written,
     admission::{check_body_identity, check_type_meta, machinery},
     lifecycle, meta, subject,
     write::with_object_schema,
@@ -199,19 +199,26 @@ fn server_side_apply(
     status_only: bool,
 ) -> apimachinery::Result<Value> {
     let now = meta::now_rfc3339();
-    with_object_schema(rt, |schema| {
+    let applied = with_object_schema(rt, |schema| {
         patch::server_side_apply(&ApplyRequest {
             live,
             applied: body,
             manager: options.field_manager.as_deref().unwrap_or_default(),
             force: options.force,
             subresource: status_only.then_some("status"),
-            builtin_kind: rt.is_builtin().then_some(rt.kind.as_str()),
             schema,
             status_subresource: rt.status_subresource,
             now: &now,
         })
-    })
+    })?;
+    // The body is decoded strictly only after the apply succeeded, as kube-apiserver does.
+    if options.field_validation == FieldValidation::Strict && !options.repeated_yaml_keys.is_empty() {
+        return Err(apimachinery::Error::BadRequest(format!(
+            "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  {}",
+            options.repeated_yaml_keys.join("\n  ")
+        )));
+    }
+    Ok(applied)
 }
 
 fn check_apply_identity(rt: &ResourceType, body: &Value) -> Result<()> {

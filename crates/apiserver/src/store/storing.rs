@@ -70,6 +70,10 @@ impl Store {
             previous.as_ref().or(decoded.as_ref()),
             Some(&object),
         );
+        if key == super::SERVICES {
+            let before = previous.as_ref().or(decoded.as_ref());
+            state.service_addresses.record(before, Some(&object));
+        }
         let event_type = if previous.is_some() {
             EventType::Modified
         } else {
@@ -113,9 +117,11 @@ impl Store {
         };
         // The event carries the final state and the state before it, about twice the stored size.
         let size = 2 * removed.len();
-        state
-            .owners
-            .record(&key, namespace, name, Some(&removed.decode()), None);
+        let decoded = removed.decode();
+        state.owners.record(&key, namespace, name, Some(&decoded), None);
+        if key == super::SERVICES {
+            state.service_addresses.record(Some(&decoded), None);
+        }
         state.resource_version += 1;
         let rv = state.resource_version;
         let metadata = meta::metadata_mut(&mut object);

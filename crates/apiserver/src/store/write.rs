@@ -268,18 +268,21 @@ impl Store {
         }
         let new = lifecycle::to_storage(rt, new);
         let mut next = if status_only {
-            // `/status` takes only the status; everything else stays as stored (C7).
-            let mut next = old.clone();
-            match new.get("status") {
-                Some(status) => next["status"] = status.clone(),
-                None => {
-                    if let Some(map) = next.as_object_mut() {
-                        map.remove("status");
-                    }
-                }
+            // `/status` takes the status and, as the kind's strategy allows, the metadata (C7).
+            let mut next = apimachinery::status_update::status_update(rt, &old, &new);
+            lifecycle::keep_server_fields(&mut next, &old);
+            let metadata = meta::metadata_mut(&mut next);
+            metadata.insert("name".into(), json!(name));
+            if rt.namespaced {
+                metadata.insert("namespace".into(), json!(namespace));
             }
-            if let Some(managed) = new.pointer("/metadata/managedFields") {
-                meta::metadata_mut(&mut next).insert("managedFields".into(), managed.clone());
+            if lifecycle::status_takes_annotations(rt) {
+                let annotations = new.pointer("/metadata/annotations").cloned();
+                let metadata = meta::metadata_mut(&mut next);
+                match annotations {
+                    Some(annotations) => metadata.insert("annotations".into(), annotations),
+                    None => metadata.remove("annotations"),
+                };
             }
             next
         } else {
@@ -403,7 +406,24 @@ impl Store {
         emulated::keep_kubernetes_service(self, &mut state, port);
     }
 
-    /// Pre-creates the namespaces (L3) and the APIServices (B9) every cluster has.
+    /// Simulates a node from now on (see [`emulated::workloads::node`]), registering it if missing.
+    pub fn simulate_node(&self) {
+        let mut state = self.write_lock();
+        emulated::workloads::node::start(self, &mut state);
+        let result = Ok(());
+        let _ = self.settle(state, result);
+    }
+
+    /// Syncs the workloads whose time has come (a Pod ready long enough to be available, a rollout
+    /// past its deadline); called about once a second.
+    pub fn tick_workloads(&self) {
+        let mut state = self.write_lock();
+        emulated::workloads::tick(self, &mut state);
+        let _ = self.settle(state, Ok(()));
+    }
+
+    /// Pre-creates the namespaces (L3), the APIServices (B9) and the API Priority and Fairness
+    /// configuration every cluster has.
     pub(crate) fn create_cluster_defaults(&self) {
         let mut state = self.write_lock();
         let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
@@ -415,6 +435,7 @@ impl Store {
             let _ = self.create_locked(&mut state, &rt, "", object, &WriteOptions::default());
         }
         emulated::keep_api_services(self, &mut state);
+        crate::flowcontrol::ensure_configuration(self, &mut state);
     }
 }
 
@@ -433,12 +454,18 @@ pub(super) struct PreparedUpdate {
     warnings: Vec<String>,
 }
 
+/// Whether a write changes nothing but managedFields' times, which kube-apiserver does not store on
+/// their own. A change of who owns what (a second applier of the same values) is a write.
 fn unchanged(old: &Value, new: &Value) -> bool {
     let strip = |object: &Value| {
         let mut copy = object.clone();
         let metadata = meta::metadata_mut(&mut copy);
         metadata.remove("resourceVersion");
-        metadata.remove("managedFields");
+        if let Some(entries) = metadata.get_mut("managedFields").and_then(Value::as_array_mut) {
+            for entry in entries.iter_mut().filter_map(Value::as_object_mut) {
+                entry.remove("time");
+            }
+        }
         copy
     };
     strip(old) == strip(new)

@@ -32,6 +32,24 @@ pub async fn start_plain() -> (ApiServer, Client) {
     (server, client)
 }
 
+/// A control plane without nodes: the real one (which runs no kubelet), or the embedded server with
+/// its simulated node switched off, for tests of what a cluster does with Pods no node runs.
+pub async fn without_a_node(backend: testenv::Backend) -> testenv::ControlPlane {
+    match backend {
+        testenv::Backend::Real => testenv::ControlPlane::start(backend).await,
+        // The cluster tier has a node by definition; the embedded server's tests never run there.
+        testenv::Backend::Cluster => panic!("a control plane without nodes is not the cluster tier"),
+        testenv::Backend::Embedded => {
+            testenv::ControlPlane::embedded(Config {
+                simulated_node: false,
+                ..Config::default()
+            })
+            .await
+        }
+    }
+    .expect("control plane starts")
+}
+
 /// The Status of a failed request.
 pub fn api_error(error: kube::Error) -> kube::core::Status {
     match error {

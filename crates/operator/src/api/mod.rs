@@ -1,5 +1,6 @@
 //! The resource types, one file per kind.
 
+mod descriptions;
 pub mod postgres_writer;
 pub mod vote_config;
 pub mod web_app;
@@ -11,11 +12,13 @@ use kube::CustomResourceExt;
 /// VoteConfig's conversion stanza is not here: where the conversion webhook listens is the webhook
 /// layer's knowledge, and [`crate::webhook::configurations::crds`] adds it to what is installed.
 pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![
+    let mut crds = vec![
         postgres_writer::PostgresWriter::crd(),
         vote_config::crd(),
         web_app::WebApp::crd(),
-    ]
+    ];
+    crds.iter_mut().for_each(descriptions::unwrap_lines);
+    crds
 }
 
 #[cfg(test)]

@@ -11,11 +11,13 @@ pub const LEAVE_ROW_ANNOTATION: &str = "demo.yash.com/leave-row";
 /// The finalizer that holds a resource until its row's delete has committed.
 pub const FINALIZER: &str = "demo.yash.com/row";
 
+/// The row a PostgresWriter asks for. Its id is the resource's `<namespace>/<name>`.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "demo.yash.com",
     version = "v1",
     kind = "PostgresWriter",
+    doc = "A PostgresWriter is one row of a PostgreSQL table, with id `<namespace>/<name>`. The operator writes the row when the resource is created, updates it when the spec changes, moves it when spec.table changes, and deletes it when the resource is deleted: the finalizer demo.yash.com/row holds the resource until the delete has committed. To delete the resource and leave the row, annotate it demo.yash.com/leave-row=true.",
     namespaced,
     status = "PostgresWriterStatus",
     shortname = "pgw",
@@ -27,40 +29,63 @@ pub const FINALIZER: &str = "demo.yash.com/row";
     printcolumn = r#"{"name":"Created","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 pub struct PostgresWriterSpec {
-    /// The table the row lives in: a lower-case PostgreSQL identifier (quoted in SQL all the same).
+    /// The table the row lives in: 1 to 63 lower-case letters, digits and underscores, not starting
+    /// with a digit. A missing table is created with the columns id, name, age, country and owner_uid,
+    /// unless the operator runs with --auto-create-tables=false (then the resource reports
+    /// TableMissing). Changing it moves the row to the new table.
     #[schemars(regex(pattern = r"^[a-z_][a-z0-9_]*$"), length(min = 1, max = 63))]
     pub table: String,
+    /// The row's `name` column: any text.
     pub name: String,
+    /// The row's `age` column: a whole number from 0 to 2147483647.
     #[schemars(range(min = 0, max = 2147483647))]
     pub age: i64,
+    /// The row's `country` column: any text.
     pub country: String,
 }
 
+/// What the operator last did with the row.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PostgresWriterStatus {
+    /// The metadata.generation this status describes. Lower than the resource's generation: the
+    /// latest change to the spec is not written yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// One condition, Ready. True (reason Synced) when the row holds the spec's values. False when it
+    /// cannot, with a reason and a message that says what to do: DatabaseUnavailable (retried with
+    /// back-off), TableIncompatible or TableMissing (a person must fix or create the table; looked at
+    /// again at each resync), RowConflict (a row with this id was written by someone else and is left
+    /// alone), DeletePending (the row cannot be deleted yet, so the resource stays), InvalidSpec (the
+    /// spec cannot be written as it is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// The table the row lives in now; differs from spec.table only mid-move.
+    /// The table the row is in now. It differs from spec.table only while the row moves to a new
+    /// table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<String>,
-    /// When the row was last written (RFC 3339).
+    /// When the operator last wrote the row (RFC 3339). A resync that finds the row already right
+    /// leaves it unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_write_time: Option<String>,
 }
 
-/// A status condition, as `metav1.Condition`.
+/// One aspect of the resource's state; the operator reports a single one, Ready.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
+    /// What the condition is about: Ready.
     #[serde(rename = "type")]
     pub type_: String,
+    /// True, False or Unknown.
     pub status: String,
+    /// Why the condition has this status, as one CamelCase word that programs may match on.
     pub reason: String,
+    /// The same for people: what happened and, when something is wrong, what to do.
     pub message: String,
+    /// When status last changed (RFC 3339).
     pub last_transition_time: String,
+    /// The metadata.generation the condition was computed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
 }

@@ -36,8 +36,8 @@ impl Reconciler for VoteConfigs {
     type Object = VoteConfig;
     const NAME: &'static str = NAME;
 
-    fn watch(controller: Controller<VoteConfig>, client: &kube::Client) -> Controller<VoteConfig> {
-        controller.owns(Api::<ConfigMap>::all(client.clone()), watcher::Config::default())
+    fn watch(controller: Controller<VoteConfig>, ctx: &ControllerContext) -> Controller<VoteConfig> {
+        controller.owns(ctx.watched::<ConfigMap>(), watcher::Config::default())
     }
 
     async fn apply(&self, vote_config: &VoteConfig, kit: &Toolkit) -> Result<Action> {

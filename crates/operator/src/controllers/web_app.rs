@@ -2,13 +2,18 @@
 //! it and selecting `app=<name>`; drift is repaired, and status.phase follows the Deployment's readiness.
 //! Deletion needs no operator: the owner references let the API server's garbage collector delete the
 //! children, so no finalizer holds a WebApp (the one earlier versions added is removed on sight).
+//! While fewer replicas are ready than asked, the pods are looked at too: a container that cannot
+//! start (an image that cannot be pulled, a crash loop) turns the phase to Failed, with the kubelet's
+//! reason and message in the Ready condition and a Warning Event, so the user sees what to fix.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::{
     api::{
         apps::v1::{Deployment, DeploymentSpec},
-        core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec},
+        core::v1::{
+            Container, ContainerPort, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
+        },
     },
     apimachinery::pkg::{
         apis::meta::v1::{LabelSelector, ObjectMeta},
@@ -17,8 +22,8 @@ use k8s_openapi::{
 };
 use kube::{
     Api, Resource, ResourceExt,
-    api::{Patch, PatchParams},
-    runtime::{Controller, controller::Action, events::EventType, watcher},
+    api::{ListParams, Patch, PatchParams},
+    runtime::{Controller, controller::Action, events::EventType, reflector::ObjectRef, watcher},
 };
 use serde_json::json;
 
@@ -49,10 +54,21 @@ impl Reconciler for WebApps {
     type Object = WebApp;
     const NAME: &'static str = NAME;
 
-    fn watch(controller: Controller<WebApp>, client: &kube::Client) -> Controller<WebApp> {
+    fn watch(controller: Controller<WebApp>, ctx: &ControllerContext) -> Controller<WebApp> {
         controller
-            .owns(Api::<Deployment>::all(client.clone()), watcher::Config::default())
-            .owns(Api::<Service>::all(client.clone()), watcher::Config::default())
+            .owns(ctx.watched::<Deployment>(), watcher::Config::default())
+            .owns(ctx.watched::<Service>(), watcher::Config::default())
+            // A pod's container that cannot start changes no Deployment field until its progress
+            // deadline (ten minutes): the pods themselves tell at once. Only pods with an `app`
+            // label, the one WebApps' pods carry, are watched.
+            .watches(
+                ctx.watched::<Pod>(),
+                watcher::Config::default().labels(APP_LABEL),
+                |pod: Pod| {
+                    let name = pod.labels().get(APP_LABEL)?.clone();
+                    Some(ObjectRef::new(&name).within(&pod.namespace()?))
+                },
+            )
     }
 
     async fn apply(&self, web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
@@ -66,8 +82,11 @@ impl Reconciler for WebApps {
     }
 }
 
+/// The label our children and pods carry, whose value is the WebApp's name.
+const APP_LABEL: &str = "app";
+
 fn labels(web_app: &WebApp) -> BTreeMap<String, String> {
-    BTreeMap::from([("app".to_owned(), web_app.name_any())])
+    BTreeMap::from([(APP_LABEL.to_owned(), web_app.name_any())])
 }
 
 /// The pods' labels as a selector string (`app=web`), as the scale subresource reports it.
@@ -183,6 +202,40 @@ fn service_matches(live: &Service, web_app: &WebApp) -> bool {
         })
 }
 
+/// Why a container of these pods cannot start, as the kubelet reports it: the waiting reasons that
+/// need a change (of the image, the spec, the program) rather than time.
+const CANNOT_START: [&str; 8] = [
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "CrashLoopBackOff",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
+
+/// The first container of `pods` that cannot start: its waiting reason, and a message naming the pod
+/// and container with the kubelet's words.
+pub fn container_that_cannot_start(pods: &[Pod]) -> Option<(&'static str, String)> {
+    pods.iter().find_map(|pod| {
+        let statuses = pod.status.as_ref()?.container_statuses.as_ref()?;
+        statuses.iter().find_map(|status| {
+            let waiting = status.state.as_ref()?.waiting.as_ref()?;
+            let reason = CANNOT_START
+                .into_iter()
+                .find(|r| waiting.reason.as_deref() == Some(*r))?;
+            let said = waiting.message.as_deref().unwrap_or(reason);
+            let message = format!(
+                "pod {} container {}: {reason}: {said}",
+                pod.name_any(),
+                status.name
+            );
+            Some((reason, message))
+        })
+    })
+}
+
 /// Pending (no Deployment), Deploying (fewer ready than asked), Running.
 pub fn phase(deployment: Option<&Deployment>, web_app: &WebApp) -> (&'static str, i32) {
     let Some(deployment) = deployment else {
@@ -224,7 +277,6 @@ async fn remove_legacy_finalizer(web_app: &WebApp, kit: &Toolkit) -> Result<()> 
     api.patch(&web_app.name_any(), &PatchParams::default(), &Patch::Merge(patch))
         .await?;
     tracing::info!(
-        object = %crate::runtime::object_key(web_app),
         finalizer = LEGACY_FINALIZER,
         "removed the finalizer earlier versions added"
     );
@@ -262,13 +314,25 @@ async fn reconcile_children(web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
 
     // The status: a stranger's Deployment says nothing about ours.
     let ours = deployment.filter(|d| controlled_by(d, web_app));
-    let (phase, ready) = phase(ours.as_ref(), web_app);
+    let (mut phase, ready) = phase(ours.as_ref(), web_app);
+    // Not all ready yet: a container that cannot start is worth telling now, not at the Deployment's
+    // progress deadline.
+    let mut cannot_start = None;
+    if phase == "Deploying" && foreign.is_none() {
+        let pods: Api<Pod> = kit.api_beside(web_app);
+        let selector = ListParams::default().labels(&selector(web_app));
+        cannot_start = container_that_cannot_start(&pods.list(&selector).await?.items);
+        if cannot_start.is_some() {
+            phase = "Failed";
+        }
+    }
     let previous = web_app.status.clone().unwrap_or_default();
     let generation = web_app.meta().generation;
     let running = phase == "Running";
-    let (ready_reason, message) = match &foreign {
-        Some((reason, message)) => (*reason, message.clone()),
-        None => (
+    let (ready_reason, message) = match (&foreign, &cannot_start) {
+        (Some((reason, message)), _) => (*reason, message.clone()),
+        (None, Some((reason, message))) => (*reason, message.clone()),
+        (None, None) => (
             if running { "Running" } else { phase },
             format!("{ready}/{} replicas ready", web_app.spec.replicas),
         ),
@@ -290,6 +354,16 @@ async fn reconcile_children(web_app: &WebApp, kit: &Toolkit) -> Result<Action> {
         && web_app.status.as_ref() != Some(&status)
     {
         kit.publish(web_app, EventType::Warning, reason, message.clone());
+    }
+    if let Some((reason, message)) = &cannot_start
+        && previous.phase.as_deref() != Some("Failed")
+    {
+        kit.publish(
+            web_app,
+            EventType::Warning,
+            reason,
+            format!("{message}: check spec.image"),
+        );
     }
     kit.write_status(web_app, status).await?;
     if let Some((_, message)) = foreign {
@@ -454,5 +528,30 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(phase(Some(&deployment), &app), ("Running", 3));
+    }
+
+    fn pod_waiting(name: &str, reason: &str, message: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "status": {"containerStatuses": [{
+                "name": "web", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": reason, "message": message}},
+            }]},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_container_that_cannot_start_is_named_with_the_kubelets_reason() {
+        let starting = pod_waiting("shop-1", "ContainerCreating", "");
+        let pulling = pod_waiting("shop-2", "ImagePullBackOff", "Back-off pulling image \"nope:1\"");
+        assert_eq!(container_that_cannot_start(std::slice::from_ref(&starting)), None);
+        assert_eq!(
+            container_that_cannot_start(&[starting, pulling]),
+            Some((
+                "ImagePullBackOff",
+                "pod shop-2 container web: ImagePullBackOff: Back-off pulling image \"nope:1\"".into()
+            ))
+        );
     }
 }

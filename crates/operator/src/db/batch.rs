@@ -311,8 +311,10 @@ fn fail_all(requests: Vec<Request>, error: &Error) {
 /// The batch's error, once for each request that was in it.
 fn shared(error: &Error) -> Error {
     match error {
-        Error::Database(e) if e.code().is_none() => Error::DatabaseUnavailable(e.to_string()),
-        Error::Database(e) => Error::DatabaseRejected(e.to_string()),
+        Error::Database(e) if e.code().is_none() => {
+            Error::DatabaseUnavailable(crate::error::postgres_message(e))
+        }
+        Error::Database(e) => Error::DatabaseRejected(crate::error::postgres_message(e)),
         Error::TableIncompatible(message) => Error::TableIncompatible(message.clone()),
         other => Error::DatabaseUnavailable(other.to_string()),
     }

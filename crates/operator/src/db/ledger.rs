@@ -21,6 +21,7 @@ use super::{
     RowStore, TableName,
     pool::Client,
     rows::{is_undefined_table, query},
+    table_creation,
 };
 use crate::{Error, Result};
 
@@ -112,9 +113,10 @@ impl LedgerCheck {
     }
 }
 
-/// Creates the ledger if it is missing. Looked up first: `CREATE TABLE IF NOT EXISTS` needs the right
-/// to create tables even when the table exists, which a role given the ledger ready-made may lack.
-pub(super) async fn create(client: &Client) -> Result<()> {
+/// Creates the ledger if it is missing, once however many callers find it missing at once (see
+/// [`table_creation`]). Looked up first: `CREATE TABLE IF NOT EXISTS` needs the right to create tables
+/// even when the table exists, which a role given the ledger ready-made may lack.
+pub(super) async fn create(client: &mut Client) -> Result<()> {
     let exists: bool = client
         .query_one("SELECT to_regclass($1) IS NOT NULL", &[&LEDGER])
         .await
@@ -123,7 +125,7 @@ pub(super) async fn create(client: &Client) -> Result<()> {
     if exists {
         return Ok(());
     }
-    client.batch_execute(CREATE).await.map_err(Error::Database)
+    table_creation::create_once(client, LEDGER_TABLE, CREATE).await
 }
 
 /// Forgets the rows `keys` of `table` in the ledger alone (their table is gone).
@@ -155,6 +157,11 @@ pub enum Released {
 impl RowStore {
     /// Creates the ledger unless it was found recently.
     pub async fn ensure_ledger(&self) -> Result<()> {
+        if self.ledger.recently_checked() {
+            return Ok(());
+        }
+        // Its name holds a hyphen, so it shares its gate with no table of rows.
+        let _turn = self.gates.turn(LEDGER_TABLE).await;
         if self.ledger.recently_checked() {
             return Ok(());
         }

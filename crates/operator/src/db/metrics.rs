@@ -93,6 +93,11 @@ impl DatabaseMetrics {
             "Orphan sweeps finished, by result",
             metrics.orphan_sweeps.clone(),
         );
+        // Shown at zero from the start, as controller-runtime shows its counters: with the sweep off
+        // they stay there, which is what happened.
+        for result in ["success", "error"] {
+            let _ = metrics.orphan_sweeps.get_or_create(&SweepLabels { result });
+        }
         metrics
     }
 

@@ -8,6 +8,7 @@ mod ledger;
 mod metrics;
 mod pool;
 mod rows;
+mod table_creation;
 #[cfg(feature = "dev")]
 pub mod throwaway;
 

@@ -35,7 +35,13 @@ impl Pool {
     /// A connection, within the step deadline.
     pub async fn get(&self) -> Result<Client> {
         match tokio::time::timeout(self.step_timeout, self.inner.get()).await {
-            Ok(client) => client.map_err(|e| Error::DatabaseUnavailable(e.to_string())),
+            Ok(client) => client.map_err(|e| match e {
+                // Connecting failed: say what PostgreSQL said (a refused password, say).
+                deadpool_postgres::PoolError::Backend(e) => {
+                    Error::DatabaseUnavailable(crate::error::postgres_message(&e))
+                }
+                other => Error::DatabaseUnavailable(other.to_string()),
+            }),
             Err(_) => Err(self.no_answer()),
         }
     }
@@ -52,9 +58,9 @@ impl Pool {
 
     /// Runs `step` with a connection of its own, all within the deadline; a connection whose step was
     /// abandoned is closed rather than returned to the pool.
-    pub async fn run<T>(&self, step: impl AsyncFnOnce(&Client) -> Result<T>) -> Result<T> {
-        let client = self.get().await?;
-        match self.within_deadline(step(&client)).await {
+    pub async fn run<T>(&self, step: impl AsyncFnOnce(&mut Client) -> Result<T>) -> Result<T> {
+        let mut client = self.get().await?;
+        match self.within_deadline(step(&mut client)).await {
             Ok(outcome) => outcome,
             Err(abandoned) => {
                 discard(client);

@@ -17,6 +17,7 @@ use super::{
     checked_tables::CheckedTables,
     ledger::{self, LedgerCheck},
     pool::Client,
+    table_creation::{self, TableGates},
 };
 use crate::{Error, Result};
 
@@ -93,12 +94,36 @@ const COLUMNS: &[(&str, &str)] = &[
     ("owner_uid", "text"),
 ];
 
+/// What a table with the columns `found` (name, type) is to PostgresWriter; no columns: it is missing.
+fn table_state(found: &[(String, String)]) -> TableState {
+    if found.is_empty() {
+        return TableState::Missing;
+    }
+    let mut problems = Vec::new();
+    for (column, expected) in COLUMNS {
+        match found.iter().find(|(name, _)| name == column) {
+            None => problems.push(format!("column {column} is missing")),
+            Some((_, actual)) if actual != expected => {
+                problems.push(format!("column {column} is {actual}, expected {expected}"))
+            }
+            Some(_) => {}
+        }
+    }
+    if problems.is_empty() {
+        TableState::Ready
+    } else {
+        TableState::Incompatible(problems.join("; "))
+    }
+}
+
 /// The SQL PostgresWriter runs, each statement over many rows at once (see [`super::RowWriter`]).
 #[derive(Clone)]
 pub struct RowStore {
     pool: Pool,
     metrics: DatabaseMetrics,
     checked_tables: Arc<Mutex<CheckedTables>>,
+    /// One check or creation of a table at a time; the ledger's too.
+    pub(super) gates: Arc<TableGates>,
     pub(super) ledger: LedgerCheck,
 }
 
@@ -108,6 +133,7 @@ impl RowStore {
             pool,
             metrics,
             checked_tables: Arc::new(Mutex::new(CheckedTables::new(Instant::now()))),
+            gates: Arc::default(),
             ledger: LedgerCheck::default(),
         }
     }
@@ -151,9 +177,15 @@ impl RowStore {
     }
 
     /// Checks the table's columns; creates it when missing and `auto_create` is on. The ledger is the
-    /// operator's own and is always created.
+    /// operator's own and is always created. Concurrent reconciles of one table wait for one check
+    /// (see [`super::table_creation`]), so a burst of first writers creates it once.
     pub async fn ensure_table(&self, table: &TableName, auto_create: bool) -> Result<TableState> {
         self.ensure_ledger().await?;
+        if self.recently_checked(table) {
+            return Ok(TableState::Ready);
+        }
+        let _turn = self.gates.turn(table.as_str()).await;
+        // Found by the reconcile this one waited for.
         if self.recently_checked(table) {
             return Ok(TableState::Ready);
         }
@@ -180,7 +212,23 @@ impl RowStore {
             .await
     }
 
-    async fn check_table(client: &Client, table: &TableName, auto_create: bool) -> Result<TableState> {
+    async fn check_table(client: &mut Client, table: &TableName, auto_create: bool) -> Result<TableState> {
+        let found = Self::columns(client, table).await?;
+        if !found.is_empty() || !auto_create {
+            return Ok(table_state(&found));
+        }
+        let create = format!(
+            "CREATE TABLE IF NOT EXISTS {} (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
+             country text NOT NULL, owner_uid text NOT NULL)",
+            table.quoted()
+        );
+        table_creation::create_once(client, table.as_str(), &create).await?;
+        // Read again: whoever created it first (another replica, a person) chose its columns.
+        Ok(table_state(&Self::columns(client, table).await?))
+    }
+
+    /// The table's columns and their types; none when it does not exist.
+    async fn columns(client: &Client, table: &TableName) -> Result<Vec<(String, String)>> {
         let columns = client
             .query(
                 "SELECT column_name::text, data_type::text FROM information_schema.columns \
@@ -189,36 +237,7 @@ impl RowStore {
             )
             .await
             .map_err(Error::Database)?;
-        if columns.is_empty() {
-            if !auto_create {
-                return Ok(TableState::Missing);
-            }
-            client
-                .batch_execute(&format!(
-                    "CREATE TABLE IF NOT EXISTS {} (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
-                     country text NOT NULL, owner_uid text NOT NULL)",
-                    table.quoted()
-                ))
-                .await
-                .map_err(Error::Database)?;
-            return Ok(TableState::Ready);
-        }
-        let found: Vec<(String, String)> = columns.iter().map(|row| (row.get(0), row.get(1))).collect();
-        let mut problems = Vec::new();
-        for (column, expected) in COLUMNS {
-            match found.iter().find(|(name, _)| name == column) {
-                None => problems.push(format!("column {column} is missing")),
-                Some((_, actual)) if actual != expected => {
-                    problems.push(format!("column {column} is {actual}, expected {expected}"))
-                }
-                Some(_) => {}
-            }
-        }
-        Ok(if problems.is_empty() {
-            TableState::Ready
-        } else {
-            TableState::Incompatible(problems.join("; "))
-        })
+        Ok(columns.iter().map(|row| (row.get(0), row.get(1))).collect())
     }
 
     /// Makes each row hold its values in one statement, which reads, compares and writes inside
@@ -305,7 +324,7 @@ impl RowStore {
     /// one statement. Returns the ids deleted; a table that is gone holds nothing to delete.
     pub async fn delete_many(
         &self,
-        client: &Client,
+        client: &mut Client,
         table: &TableName,
         keys: &[(&str, &str)],
     ) -> Result<Vec<String>> {
@@ -357,6 +376,37 @@ pub(super) async fn query(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn columns(spec: &[(&str, &str)]) -> Vec<(String, String)> {
+        spec.iter()
+            .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_table_is_ready_missing_or_incompatible_by_its_columns() {
+        assert_eq!(table_state(&[]), TableState::Missing);
+        assert_eq!(table_state(&columns(COLUMNS)), TableState::Ready);
+        let mut extra = columns(COLUMNS);
+        extra.push(("note".into(), "text".into()));
+        assert_eq!(
+            table_state(&extra),
+            TableState::Ready,
+            "columns of others' may be added"
+        );
+        let typed = columns(&[
+            ("id", "text"),
+            ("name", "text"),
+            ("age", "text"),
+            ("country", "text"),
+        ]);
+        assert_eq!(
+            table_state(&typed),
+            TableState::Incompatible(
+                "column age is text, expected integer; column owner_uid is missing".into()
+            )
+        );
+    }
 
     #[test]
     fn table_names_are_identifiers_and_render_quoted() {

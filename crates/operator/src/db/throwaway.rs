@@ -16,6 +16,8 @@ use crate::{Error, Result};
 pub struct ThrowawayPostgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
+    /// Where it listens: loopback, unless asked to serve a network the machine is on.
+    address: std::net::IpAddr,
     port: u16,
     user: Option<(u32, u32)>,
     password: String,
@@ -65,13 +67,20 @@ fn postgres_user() -> Result<Option<(u32, u32)>> {
     Ok(Some((id("-u")?, id("-g")?)))
 }
 
-fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+fn free_port(address: std::net::IpAddr) -> Result<u16> {
+    Ok(std::net::TcpListener::bind((address, 0))?.local_addr()?.port())
 }
 
 impl ThrowawayPostgres {
-    /// Creates and starts a cluster. Errors name what to install when the binaries are missing.
+    /// Creates and starts a cluster on loopback. Errors name what to install when the binaries are
+    /// missing.
     pub async fn start() -> Result<ThrowawayPostgres> {
+        Self::start_on(std::net::Ipv4Addr::LOCALHOST.into()).await
+    }
+
+    /// Creates and starts a cluster listening on `address`, reachable with the password from the
+    /// networks the machine has an address on (a test cluster's pods, say).
+    pub async fn start_on(address: std::net::IpAddr) -> Result<ThrowawayPostgres> {
         let bin = find_bin_dir().ok_or_else(|| {
             Error::Config(
                 "PostgreSQL server binaries not found: install them with `apt-get install postgresql`".into(),
@@ -82,7 +91,7 @@ impl ThrowawayPostgres {
         if let Some((uid, gid)) = user {
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))?;
         }
-        let port = free_port()?;
+        let port = free_port(address)?;
         // Hex: nothing in it needs quoting in a URL or escaping in a pgpass line.
         let password: String = rand::random::<[u8; 16]>()
             .iter()
@@ -96,6 +105,7 @@ impl ThrowawayPostgres {
         let postgres = ThrowawayPostgres {
             dir,
             bin,
+            address,
             port,
             user,
             password,
@@ -122,6 +132,14 @@ impl ThrowawayPostgres {
             )
             .await?;
         std::fs::remove_file(&password_file)?;
+        if !address.is_loopback() {
+            // initdb lets password logins in from loopback only.
+            use std::io::Write;
+            let mut hba = std::fs::OpenOptions::new()
+                .append(true)
+                .open(postgres.dir.path().join("data/pg_hba.conf"))?;
+            writeln!(hba, "host all all samenet scram-sha-256")?;
+        }
         postgres.start_server().await?;
         Ok(postgres)
     }
@@ -137,8 +155,8 @@ impl ThrowawayPostgres {
     /// A DATABASE_URL for this cluster, password included: never print it.
     pub fn url(&self) -> String {
         format!(
-            "postgres://{USER}:{}@127.0.0.1:{}/postgres?sslmode=disable",
-            self.password, self.port
+            "postgres://{USER}:{}@{}:{}/postgres?sslmode=disable",
+            self.password, self.address, self.port
         )
     }
 
@@ -173,8 +191,9 @@ impl ThrowawayPostgres {
 
     async fn start_server(&self) -> Result<()> {
         let options = format!(
-            "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+            "-p {} -c listen_addresses={} -c unix_socket_directories={} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
             self.port,
+            self.address,
             self.dir.path().display()
         );
         let log = self.dir.path().join("postgres.log").display().to_string();
@@ -200,7 +219,7 @@ impl ThrowawayPostgres {
     async fn wait_until_accepting(&self, limit: Duration) -> Result<()> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+            if tokio::net::TcpStream::connect((self.address, self.port))
                 .await
                 .is_ok()
             {

@@ -100,6 +100,22 @@ pub struct RunArgs {
     /// must hold them. `dev` makes its own, under a CA made for the run, and does not read this.
     #[arg(long, env = "WEBHOOK_CERT_DIR", default_value = DEFAULT_WEBHOOK_CERT_DIR)]
     pub webhook_cert_dir: PathBuf,
+    /// Issue the webhook certificate in the operator itself and keep it in this Secret of its
+    /// namespace (shared by the replicas, renewed before it expires), and put its CA into the webhook
+    /// configurations and CRDs that call --webhook-service. Empty: serve from --webhook-cert-dir.
+    #[arg(long, env = "WEBHOOK_CERT_SECRET", default_value = "")]
+    pub webhook_cert_secret: String,
+    /// The Service in front of the webhook port, in the operator's namespace: the self-issued
+    /// certificate is for its DNS names.
+    #[arg(long, env = "WEBHOOK_SERVICE", default_value = crate::webhook::configurations::SERVICE_NAME)]
+    pub webhook_service: String,
+    /// Seconds a self-issued webhook certificate is valid (90 days); it is renewed with a third left.
+    #[arg(long = "webhook-cert-validity", env = "WEBHOOK_CERT_VALIDITY", default_value_t = 90 * 24 * 3600, value_parser = webhook_cert_validity_seconds)]
+    pub webhook_cert_validity_seconds: u64,
+    /// Watch and reconcile the resources of this one namespace only (every namespace when empty), as
+    /// with controller-runtime's cache restricted to a namespace; the RBAC can then be a Role there.
+    #[arg(long, env = "WATCH_NAMESPACE", default_value = "")]
+    pub watch_namespace: String,
     /// Hold a Lease so that only one replica reconciles at a time.
     #[arg(long, env = "LEADER_ELECT", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub leader_elect: bool,
@@ -121,10 +137,22 @@ pub struct RunArgs {
     /// 4, a burst of 10,000 resources converged 2.8x slower than with 64 (BENCHMARKS.md).
     #[arg(long, env = "MAX_CONCURRENT_RECONCILES", default_value_t = 64)]
     pub max_concurrent_reconciles: u16,
+    /// Memory, in MiB, for Events waiting to be written to the API server. Repeats of an Event are
+    /// counted in its series and take none; past this, new Events are dropped, counted in
+    /// controller_events_dropped_total and logged. 16 MiB holds about 20,000 Events.
+    #[arg(long, env = "EVENT_BACKLOG_MIB", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub event_backlog_mib: u64,
     #[command(flatten)]
     pub database: DatabaseConfig,
     #[command(flatten)]
     pub postgres_writer: postgres_writer::Settings,
+}
+
+impl RunArgs {
+    /// `--event-backlog-mib` in bytes.
+    pub fn event_backlog_bytes(&self) -> usize {
+        usize::try_from(self.event_backlog_mib << 20).unwrap_or(usize::MAX)
+    }
 }
 
 /// Dev mode serves metrics, probes and webhooks on loopback only: a laptop on a shared network should
@@ -142,6 +170,10 @@ pub struct DevArgs {
     /// Address of the embedded API server (loopback).
     #[arg(long, env = "DEV_APISERVER_ADDR", default_value = "127.0.0.1:0")]
     pub apiserver_addr: SocketAddr,
+    /// Simulate one ready node in the embedded API server, so that a WebApp's Deployment gets Pods
+    /// that run and become ready. `false`: no node, Pods stay Pending.
+    #[arg(long, env = "DEV_SIMULATED_NODE", default_value_t = true, action = clap::ArgAction::Set)]
+    pub simulated_node: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -168,6 +200,13 @@ fn log_filter(text: &str) -> Result<String, String> {
 fn lease_duration_seconds(text: &str) -> Result<u64, String> {
     let seconds = text.parse().map_err(|e| format!("{e}"))?;
     super::leader::check_lease_duration(seconds)
+}
+
+fn webhook_cert_validity_seconds(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>().map_err(|e| format!("{e}"))? {
+        seconds if seconds < 30 => Err("must be at least 30 seconds".into()),
+        seconds => Ok(seconds),
+    }
 }
 
 fn resync_interval_seconds(text: &str) -> Result<u64, String> {
@@ -284,6 +323,30 @@ mod tests {
             .next()
             .unwrap();
         assert!(resync.contains("every controller"), "{resync}");
+    }
+
+    #[test]
+    fn the_event_backlog_is_sized_in_mib_and_never_zero() {
+        let run = run_args(&[]).unwrap();
+        assert_eq!((run.event_backlog_mib, run.event_backlog_bytes()), (16, 16 << 20));
+        assert_eq!(
+            run_args(&["--event-backlog-mib", "64"])
+                .unwrap()
+                .event_backlog_bytes(),
+            64 << 20
+        );
+        for bad in ["0", "-1", "lots"] {
+            assert!(run_args(&["--event-backlog-mib", bad]).is_err(), "{bad}");
+        }
+        let command = Cli::command();
+        let env = command
+            .find_subcommand("run")
+            .unwrap()
+            .get_arguments()
+            .find(|a| a.get_id() == "event_backlog_mib")
+            .and_then(|a| a.get_env())
+            .map(|e| e.to_string_lossy().into_owned());
+        assert_eq!(env.as_deref(), Some("EVENT_BACKLOG_MIB"));
     }
 
     #[test]

@@ -49,6 +49,7 @@ enum Database {
 pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
     let server = apiserver::ApiServer::start(apiserver::Config {
         addr: args.apiserver_addr,
+        simulated_node: args.simulated_node,
         ..Default::default()
     })
     .await

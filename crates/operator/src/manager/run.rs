@@ -14,7 +14,7 @@ use super::{
 use crate::{
     Error, Result,
     controllers::{postgres_writer, vote_config, web_app},
-    runtime::{ControllerContext, metrics::Metrics, readiness::Readiness},
+    runtime::{ControllerContext, events::EventRecorder, metrics::Metrics, readiness::Readiness},
     webhook,
 };
 
@@ -28,7 +28,11 @@ pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<
     let manager = Manager::start(&args).await?;
     // Before the election: a standby answers admission and conversion as the leader does.
     if let Some(addr) = webhook_address(&args)? {
-        serve_webhooks_from_cert_dir(&manager, addr, &args).await?;
+        if args.webhook_cert_secret.is_empty() {
+            serve_webhooks_from_cert_dir(&manager, addr, &args).await?;
+        } else {
+            serve_webhooks_self_issued(&manager, &client, addr, &args).await?;
+        }
     }
     manager.run_controllers(client, args, shutdown).await
 }
@@ -121,10 +125,12 @@ impl Manager {
         }
 
         let ctx = ControllerContext {
+            events: EventRecorder::start(client.clone(), &metrics, args.event_backlog_bytes()),
             client,
             metrics,
             readiness,
             namespace: args.leader_election_namespace.clone(),
+            watch_namespace: Some(args.watch_namespace.clone()).filter(|n| !n.is_empty()),
             concurrency: args.max_concurrent_reconciles.max(1),
             resync: Duration::from_secs(args.resync_interval_seconds),
             shutdown: shutdown.clone(),
@@ -178,6 +184,27 @@ async fn serve_webhooks_from_cert_dir(manager: &Manager, addr: SocketAddr, args:
     }
     let tls = webhook::tls::server_config(dir)?;
     manager.serve_webhooks(addr, tls, args).await?;
+    Ok(())
+}
+
+/// Serves the webhooks with the certificate the operator issues itself (`--webhook-cert-secret`), and
+/// keeps it renewed and its CA injected in the background.
+async fn serve_webhooks_self_issued(
+    manager: &Manager,
+    client: &kube::Client,
+    addr: SocketAddr,
+    args: &RunArgs,
+) -> Result<()> {
+    let settings = webhook::issuer::IssuerSettings {
+        namespace: args.leader_election_namespace.clone(),
+        secret: args.webhook_cert_secret.clone(),
+        service: args.webhook_service.clone(),
+        validity: Duration::from_secs(args.webhook_cert_validity_seconds),
+    };
+    let issuer = webhook::issuer::SelfIssued::start(client.clone(), settings).await?;
+    let tls = webhook::tls::server_config_with(issuer.slot())?;
+    manager.serve_webhooks(addr, tls, args).await?;
+    tokio::spawn(issuer.keep());
     Ok(())
 }
 

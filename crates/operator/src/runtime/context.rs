@@ -2,15 +2,20 @@
 
 use std::{sync::Arc, time::Duration};
 
-use super::{metrics::Metrics, readiness::Readiness};
+use super::{events::EventRecorder, metrics::Metrics, readiness::Readiness};
 
 #[derive(Clone)]
 pub struct ControllerContext {
     pub client: kube::Client,
     pub metrics: Arc<Metrics>,
     pub readiness: Arc<Readiness>,
+    /// Records every controller's Events, off the reconciles' path.
+    pub events: EventRecorder,
     /// The operator's own namespace (its Lease's): where it keeps what a restart must find.
     pub namespace: String,
+    /// The one namespace whose objects the controllers watch and reconcile (`--watch-namespace`);
+    /// `None`: every namespace.
+    pub watch_namespace: Option<String>,
     /// Reconciles of this controller that may run at once.
     pub concurrency: u16,
     /// How often every object is reconciled even when nothing changed (drift repair).
@@ -20,6 +25,18 @@ pub struct ControllerContext {
 }
 
 impl ControllerContext {
+    /// The objects of kind `K` the controllers may see: in the watched namespace, or everywhere.
+    pub fn watched<K>(&self) -> kube::Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        match &self.watch_namespace {
+            Some(namespace) => kube::Api::namespaced(self.client.clone(), namespace),
+            None => kube::Api::all(self.client.clone()),
+        }
+    }
+
     /// A future that completes on shutdown.
     pub fn shutdown_signal(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut shutdown = self.shutdown.clone();

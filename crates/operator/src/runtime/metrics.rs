@@ -57,6 +57,10 @@ pub struct Metrics {
     /// Admission and conversion requests answered, by webhook path and HTTP status.
     pub webhook_requests_total: Family<WebhookCodeLabels, Counter>,
     pub webhook_latency_seconds: Family<WebhookLabels, Histogram>,
+    /// Events not recorded: the backlog was full, or the API server refused them.
+    pub events_dropped_total: Family<ControllerLabels, Counter>,
+    /// Memory held by Events waiting to be written.
+    pub event_backlog_bytes: Gauge,
     /// Refresh gauges that mirror someone else's state (the pool) right before a scrape.
     scrape_hooks: std::sync::Mutex<Vec<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -72,6 +76,10 @@ impl Default for Metrics {
         Self::new()
     }
 }
+
+/// The `result` label's values, as controller-runtime names them (it also has `requeue`, which a
+/// reconcile here never returns).
+const RESULTS: &[&str] = &["success", "requeue_after", "error"];
 
 impl Metrics {
     pub fn new() -> Self {
@@ -147,6 +155,18 @@ impl Metrics {
             "Histogram of the latency of processing admission requests",
             webhook_latency_seconds.clone(),
         );
+        let events_dropped_total = Family::<ControllerLabels, Counter>::default();
+        registry.register(
+            "controller_events_dropped",
+            "Events not recorded: the backlog was full (--event-backlog-mib) or the API server refused them after retries",
+            events_dropped_total.clone(),
+        );
+        let event_backlog_bytes = Gauge::default();
+        registry.register(
+            "controller_event_backlog_bytes",
+            "Memory held by Events waiting to be written to the API server",
+            event_backlog_bytes.clone(),
+        );
         Self {
             registry,
             reconcile_total,
@@ -160,6 +180,8 @@ impl Metrics {
             database,
             webhook_requests_total,
             webhook_latency_seconds,
+            events_dropped_total,
+            event_backlog_bytes,
             scrape_hooks: Default::default(),
         }
     }
@@ -193,6 +215,26 @@ impl Metrics {
                 controller: controller.to_owned(),
             })
             .clone()
+    }
+
+    /// A controller started: its limit set, and its counters shown at zero (as controller-runtime
+    /// does), so that a dashboard or an alert on errors sees the series before the first one.
+    pub fn started_controller(&self, controller: &str, concurrency: u16) {
+        let labels = ControllerLabels {
+            controller: controller.to_owned(),
+        };
+        self.max_concurrent_reconciles
+            .get_or_create(&labels)
+            .set(i64::from(concurrency));
+        for result in RESULTS {
+            let _ = self.reconcile_total.get_or_create(&ResultLabels {
+                controller: controller.to_owned(),
+                result: (*result).to_owned(),
+            });
+        }
+        let _ = self.reconcile_errors_total.get_or_create(&labels);
+        let _ = self.terminal_reconcile_errors_total.get_or_create(&labels);
+        let _ = self.events_dropped_total.get_or_create(&labels);
     }
 
     pub fn observe_reconcile(&self, controller: &str, result: &str, elapsed: Duration) {

@@ -41,7 +41,7 @@ pub trait Reconciler: Send + Sync + Sized + 'static {
     const FINALIZER: Option<&'static str> = None;
 
     /// What the controller watches besides its objects, e.g. the children it owns.
-    fn watch(controller: Controller<Self::Object>, _client: &kube::Client) -> Controller<Self::Object> {
+    fn watch(controller: Controller<Self::Object>, _ctx: &ControllerContext) -> Controller<Self::Object> {
         controller
     }
 
@@ -66,26 +66,56 @@ struct Running<R> {
 pub async fn run<R: Reconciler>(ctx: ControllerContext, reconciler: R) -> Result<()> {
     let queue = WorkQueue::new(R::NAME, ctx.metrics.clone(), Backoff::default());
     let controller = R::watch(
-        ctx.controller(Api::<R::Object>::all(ctx.client.clone()), &queue, R::TRIGGERS),
-        &ctx.client,
+        ctx.controller(ctx.watched::<R::Object>(), &queue, R::TRIGGERS),
+        &ctx,
     );
     let running = Arc::new(Running {
         reconciler,
-        kit: Toolkit::start(ctx.client.clone(), R::NAME),
+        kit: Toolkit::new(ctx.client.clone(), R::NAME, ctx.events.clone()),
         queue: queue.clone(),
     });
     drain(&queue, controller.run(reconcile, error_policy, running)).await;
+    // Stopped: the Events its last reconciles recorded are written before the process goes, unless
+    // the API server does not take them in time (the manager's shutdown has a bound of its own).
+    if tokio::time::timeout(EVENTS_WRITTEN_WITHIN, ctx.events.idle())
+        .await
+        .is_err()
+    {
+        tracing::warn!(controller = R::NAME, "stopping with Events not yet written");
+    }
     Ok(())
 }
 
+/// How long a stopping controller waits for the Event recorder to write what waits.
+const EVENTS_WRITTEN_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The span of everything one reconcile of `key` logs, and its error policy: every line names the
+/// controller and the object as `namespace/name`, however deep in the reconcile it is logged.
+fn reconcile_span(controller: &'static str, key: &str) -> tracing::Span {
+    tracing::info_span!("reconcile", controller = %controller, object = %key)
+}
+
 async fn reconcile<R: Reconciler>(object: Arc<R::Object>, running: Arc<Running<R>>) -> Result<Action> {
+    use tracing::Instrument;
+    let key = object_key(object.as_ref());
+    let span = reconcile_span(R::NAME, &key);
+    reconcile_object(object, &key, running.as_ref())
+        .instrument(span)
+        .await
+}
+
+async fn reconcile_object<R: Reconciler>(
+    object: Arc<R::Object>,
+    key: &str,
+    running: &Running<R>,
+) -> Result<Action> {
     let Running {
         reconciler,
         kit,
         queue,
-    } = running.as_ref();
+    } = running;
     queue
-        .instrument(&object_key(object.as_ref()), async {
+        .instrument(key, async {
             let Some(name) = R::FINALIZER else {
                 return reconciler.apply(&object, kit).await;
             };
@@ -103,7 +133,9 @@ async fn reconcile<R: Reconciler>(object: Arc<R::Object>, running: Arc<Running<R
 }
 
 fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, running: Arc<Running<R>>) -> Action {
-    running.queue.error_action(&object_key(object.as_ref()), error)
+    let key = object_key(object.as_ref());
+    let _span = reconcile_span(R::NAME, &key).entered();
+    running.queue.error_action(&key, error)
 }
 
 type Outcome<K> = Result<(ObjectRef<K>, Action), controller::Error<Error, watcher::Error>>;

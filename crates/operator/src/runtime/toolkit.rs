@@ -8,21 +8,21 @@ use kube::{
 };
 use serde_json::json;
 
-use super::events::{EventPublisher, EventType};
+use super::events::{EventRecorder, EventType};
 use crate::Result;
 
 pub struct Toolkit {
     client: kube::Client,
-    events: EventPublisher,
+    events: EventRecorder,
     /// The controller's name, as the field manager of everything it applies.
     manager: &'static str,
 }
 
 impl Toolkit {
-    /// The toolkit of controller `name`, starting its Event publisher.
-    pub fn start(client: kube::Client, name: &'static str) -> Self {
+    /// The toolkit of controller `name`, recording its Events with `events`.
+    pub fn new(client: kube::Client, name: &'static str, events: EventRecorder) -> Self {
         Self {
-            events: EventPublisher::start(client.clone(), name),
+            events,
             client,
             manager: name,
         }
@@ -78,12 +78,13 @@ impl Toolkit {
         Ok(())
     }
 
-    /// Records an Event about `object`; returns at once (see [`EventPublisher`]).
-    pub fn publish<K>(&self, object: &K, type_: EventType, reason: &str, note: String)
+    /// Records an Event about `object`; returns at once (see [`EventRecorder`]).
+    pub fn publish<K>(&self, object: &K, type_: EventType, reason: &'static str, note: String)
     where
         K: Resource<DynamicType = ()>,
     {
-        self.events.publish(object.object_ref(&()), type_, reason, note);
+        self.events
+            .publish(self.manager, object.object_ref(&()), type_, reason, note);
     }
 
     fn apply_params(&self) -> PatchParams {

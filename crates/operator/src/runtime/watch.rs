@@ -9,7 +9,7 @@ use std::{
 use futures::{StreamExt, TryStreamExt};
 use kube::runtime::{Controller, WatchStreamExt, reflector, watcher};
 
-use super::{ControllerContext, Triggers, WorkQueue, metrics::ControllerLabels, object_key};
+use super::{ControllerContext, Triggers, WorkQueue, object_key};
 
 impl ControllerContext {
     /// The controller of `queue`, watching `api`, with `queue`'s concurrency limit. Build every
@@ -90,12 +90,7 @@ impl ControllerContext {
             // Dropped in the future that ends the trigger, so no object can slip in between the two.
             drop(source.lock().unwrap_or_else(|p| p.into_inner()).take());
         };
-        self.metrics
-            .max_concurrent_reconciles
-            .get_or_create(&ControllerLabels {
-                controller: name.to_owned(),
-            })
-            .set(i64::from(self.concurrency));
+        self.metrics.started_controller(name, self.concurrency);
         Controller::for_stream(trigger, reader)
             .reconcile_all_on(every(self.resync))
             .graceful_shutdown_on(stop)

@@ -98,7 +98,8 @@ impl WorkQueue {
         self.active_workers.inc();
         let _busy = Busy(self.active_workers.clone());
         let started = Instant::now();
-        tracing::debug!(controller = self.controller, object = key, "reconcile started");
+        // The reconcile's span names the controller and the object.
+        tracing::debug!("reconcile started");
         let outcome = reconcile.await;
         let result = match &outcome {
             Ok(action) if *action == Action::await_change() => "success",
@@ -108,7 +109,7 @@ impl WorkQueue {
         if outcome.is_ok() {
             self.reset_backoff(key);
         }
-        tracing::debug!(controller = self.controller, object = key, result, elapsed = ?started.elapsed(), "reconcile finished");
+        tracing::debug!(result, elapsed = ?started.elapsed(), "reconcile finished");
         self.metrics
             .observe_reconcile(self.controller, result, started.elapsed());
         outcome
@@ -120,14 +121,14 @@ impl WorkQueue {
         let terminal = error.is_terminal();
         self.metrics.observe_error(self.controller, terminal);
         if terminal {
-            tracing::warn!(controller = self.controller, object = key, %error, "terminal reconcile error");
+            tracing::warn!(%error, "terminal reconcile error; waiting for the object to change");
             // No retry is scheduled, so nothing would ever read or reset the failure count.
             self.reset_backoff(key);
             Action::await_change()
         } else {
             let delay = self.backoff.on_failure(key);
             self.backoff_objects.set(self.backoff.len() as i64);
-            tracing::info!(controller = self.controller, object = key, %error, ?delay, "reconcile failed; retrying");
+            tracing::info!(%error, ?delay, "reconcile failed; retrying");
             Action::requeue(delay)
         }
     }

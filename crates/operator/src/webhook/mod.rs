@@ -1,11 +1,13 @@
 //! The webhooks the API server calls, served over HTTPS by [`server`]: VoteConfig's conversion between
 //! v1alpha1 and v1 ([`conversion`]), its defaulting ([`defaulting`]), and PostgresWriter's validation
 //! against the database ([`validation`]). [`configurations`] generates the objects that register them,
-//! [`tls`] reads (or, for dev mode and tests, makes) the certificate.
+//! [`tls`] reads (or, for dev mode and tests, makes) the certificate, and [`issuer`] issues, renews and
+//! injects one of the operator's own in a cluster.
 
 pub mod configurations;
 pub mod conversion;
 pub mod defaulting;
+pub mod issuer;
 pub mod server;
 pub mod tls;
 pub mod validation;

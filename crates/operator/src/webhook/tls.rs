@@ -34,14 +34,55 @@ pub fn present_in(dir: &Path) -> bool {
 
 /// A TLS configuration serving the certificate in `dir`; fails now if it cannot be read.
 pub fn server_config(dir: &Path) -> Result<rustls::ServerConfig> {
-    let files = CertificateFiles::new(dir)?;
+    server_config_with(Arc::new(CertificateFiles::new(dir)?))
+}
+
+/// A TLS configuration serving whatever certificate `resolver` holds at each handshake.
+pub fn server_config_with(resolver: Arc<dyn ResolvesServerCert>) -> Result<rustls::ServerConfig> {
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Config(format!("TLS versions: {e}")))?
         .with_no_client_auth()
-        .with_cert_resolver(Arc::new(files));
+        .with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
+}
+
+/// A certificate and key in PEM, ready to serve.
+pub fn certified_key(cert_pem: &str, key_pem: &str) -> Result<Arc<CertifiedKey>> {
+    let unreadable = |what: &str, why: String| Error::Config(format!("webhook certificate {what}: {why}"));
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| unreadable("chain", e.to_string()))?;
+    if chain.is_empty() {
+        return Err(unreadable("chain", "no certificate in it".into()));
+    }
+    let key =
+        PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|e| unreadable("key", e.to_string()))?;
+    let certified = CertifiedKey::from_der(chain, key, &provider())
+        .map_err(|e| unreadable("key", format!("does not go with the certificate: {e}")))?;
+    Ok(Arc::new(certified))
+}
+
+/// The certificate served now, swapped in place when a renewed one arrives: every later handshake
+/// gets the new one, connections already open keep theirs.
+#[derive(Debug)]
+pub struct CertificateSlot(std::sync::RwLock<Arc<CertifiedKey>>);
+
+impl CertificateSlot {
+    pub fn new(key: Arc<CertifiedKey>) -> Self {
+        Self(std::sync::RwLock::new(key))
+    }
+
+    pub fn replace(&self, key: Arc<CertifiedKey>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = key;
+    }
+}
+
+impl ResolvesServerCert for CertificateSlot {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.read().unwrap_or_else(|p| p.into_inner()).clone())
+    }
 }
 
 /// The certificate in a directory, read again whenever either file's modification time changes.

@@ -13,7 +13,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Api, api::PostParams};
-use operator::runtime::{ControllerContext, metrics::Metrics, readiness::Readiness};
+use operator::runtime::{ControllerContext, events::EventRecorder, metrics::Metrics, readiness::Readiness};
 use tokio::{sync::watch, task::JoinHandle};
 
 pub use testenv::{Backend, ControlPlane};
@@ -56,6 +56,23 @@ pub async fn install_crds(client: &kube::Client) {
         crds.create(&PostParams::default(), &crd)
             .await
             .expect("CRD installs");
+    }
+    wait_established(client).await;
+}
+
+/// Our CRDs applied (created, or brought up to date) and Established: on the cluster tier, which tests
+/// share, another test may have installed them first.
+pub async fn apply_crds(client: &kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in operator::api::crds() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        crds.patch(
+            &name,
+            &kube::api::PatchParams::apply("operator-tests").force(),
+            &kube::api::Patch::Apply(&crd),
+        )
+        .await
+        .expect("CRD applies");
     }
     wait_established(client).await;
 }
@@ -124,6 +141,19 @@ impl Running {
             .sum::<f64>() as u64
     }
 
+    /// How many reconciles of `controller` failed so far.
+    pub fn reconcile_errors(&self, controller: &str) -> u64 {
+        let sample = format!("controller_runtime_reconcile_errors_total{{controller=\"{controller}\"}} ");
+        self.sample_values(&sample).iter().sum::<f64>() as u64
+    }
+
+    /// How many Events were dropped so far, by every controller.
+    pub fn events_dropped(&self) -> u64 {
+        self.sample_values("controller_events_dropped_total{")
+            .iter()
+            .sum::<f64>() as u64
+    }
+
     /// How many reconciles finished so far.
     pub fn reconciles(&self) -> u64 {
         self.sample_values("controller_runtime_reconcile_total{")
@@ -133,13 +163,26 @@ impl Running {
 }
 
 pub fn context(client: &kube::Client, resync: Duration) -> (ControllerContext, watch::Sender<bool>) {
+    context_with_concurrency(client, resync, 4)
+}
+
+/// A context whose controllers run up to `concurrency` reconciles at once, as
+/// `--max-concurrent-reconciles` sets it.
+pub fn context_with_concurrency(
+    client: &kube::Client,
+    resync: Duration,
+    concurrency: u16,
+) -> (ControllerContext, watch::Sender<bool>) {
     let (shutdown, receiver) = watch::channel(false);
+    let metrics = Arc::new(Metrics::new());
     let ctx = ControllerContext {
+        events: EventRecorder::start(client.clone(), &metrics, 16 << 20),
         client: client.clone(),
-        metrics: Arc::new(Metrics::new()),
+        metrics,
         readiness: Arc::new(Readiness::default()),
         namespace: "default".into(),
-        concurrency: 4,
+        watch_namespace: None,
+        concurrency,
         resync,
         shutdown: receiver,
     };
@@ -178,15 +221,31 @@ pub fn repository() -> &'static std::path::Path {
 /// `kubectl args` (the kubectl on PATH) against the cluster in `kubeconfig`, run in the repository's
 /// root with its cache beside the kubeconfig; fails the test with kubectl's output if kubectl fails.
 pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
+    kubectl_with_input(kubeconfig, args, "")
+}
+
+/// `kubectl args` with `input` on its standard input; fails the test with kubectl's output if it fails.
+pub fn kubectl_with_input(kubeconfig: &std::path::Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
     let home = kubeconfig.parent().unwrap_or(std::path::Path::new("."));
-    let output = std::process::Command::new("kubectl")
+    let mut child = std::process::Command::new("kubectl")
         .args(args)
         .arg("--request-timeout=20s")
         .current_dir(repository())
         .env("KUBECONFIG", kubeconfig)
         .env("HOME", home)
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("kubectl runs");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("kubectl reads its input");
+    let output = child.wait_with_output().expect("kubectl ends");
     assert!(
         output.status.success(),
         "kubectl {args:?}: {}{}",
@@ -194,6 +253,43 @@ pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The commands of the README's deploy section, comments dropped.
+pub fn readme_deploy_steps() -> Vec<String> {
+    let readme = std::fs::read_to_string(repository().join("README.md")).expect("README.md");
+    let section = readme
+        .split("## Deploying to a real cluster")
+        .nth(1)
+        .expect("a deploy section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a sh block in the deploy section");
+    block
+        .lines()
+        .map(|line| line.split(" #").next().unwrap_or_default().trim().to_owned())
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+/// `make args...` in the repository against the cluster in `kubeconfig`, failing the test with its
+/// output if it fails.
+pub fn make(kubeconfig: &std::path::Path, args: &[&str]) {
+    let output = std::process::Command::new("make")
+        .args(args)
+        .current_dir(repository())
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", kubeconfig.parent().unwrap_or(std::path::Path::new(".")))
+        .output()
+        .expect("make runs");
+    assert!(
+        output.status.success(),
+        "make {args:?}: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Polls `check` until it yields `Some`, failing the test after `limit`.
@@ -442,20 +538,3 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result
         body: body.to_owned(),
     })
 }
-
-/// Registers stand-ins for cert-manager's Issuer and Certificate CRDs (tests/fixtures explains why and
-/// how far they go), and waits until kubectl can map both kinds.
-pub async fn install_cert_manager_crds(client: &kube::Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let fixture = include_str!("../fixtures/cert-manager-crds.yaml");
-    for document in serde_yaml::Deserializer::from_str(fixture) {
-        let crd: CustomResourceDefinition = serde::Deserialize::deserialize(document).expect("a CRD");
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("the stand-in CRD installs");
-        let plural = crd.spec.names.plural.clone();
-        discovered(client, &crd.spec.group, &crd.spec.versions[0].name, &plural).await;
-    }
-}
-
-pub use testenv::discovered;

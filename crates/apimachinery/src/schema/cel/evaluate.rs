@@ -184,7 +184,7 @@ fn optional_none() -> Cel {
 }
 
 /// An evaluation error in cel-go's words, where they are known.
-fn go_error(error: &ExecutionError) -> String {
+pub(crate) fn go_error(error: &ExecutionError) -> String {
     match error {
         ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
         ExecutionError::NoSuchOverload(_) => "no such overload".to_owned(),

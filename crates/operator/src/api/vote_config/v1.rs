@@ -13,11 +13,13 @@ pub(super) const DISTINCT_LABELS_RULE: &str = "self.all(o, self.exists_one(p, p.
 pub(super) const DISTINCT_LABELS_MESSAGE: &str =
     "two options have the same label: voters could not tell them apart";
 
+/// The vote: an optional question and its options.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "voting.schoolofdevops.com",
     version = "v1",
     kind = "VoteConfig",
+    doc = "A VoteConfig is the options of a vote. The operator publishes them in the ConfigMap <name>-config, which the VoteConfig owns: key options.txt holds one id:label:color line per option, key question.txt the question when there is one. Edits to what the operator wrote there are repaired; a ConfigMap of that name made by someone else is never taken over.",
     namespaced,
     status = "VoteConfigStatus",
     shortname = "vc",
@@ -32,11 +34,14 @@ pub(super) const DISTINCT_LABELS_MESSAGE: &str =
     "message": "spec.question cannot change once set: the votes cast so far answered it; create another VoteConfig to ask another question"
 }]))]
 pub struct VoteConfigSpec {
-    /// What voters are asked, shown above the options. Fixed once set.
+    /// What voters are asked, shown above the options: 1 to 200 characters on one line. Optional; once
+    /// set it can be neither changed nor removed, since the votes cast so far answered it (create
+    /// another VoteConfig to ask another question).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 200), regex(pattern = r"^[^\r\n]+$"))]
     pub question: Option<String>,
-    /// 2 to 10 options with distinct ids, labels and colors, in the order voters see them.
+    /// The options, in the order voters see them: 2 to 10, with distinct ids, distinct labels and
+    /// distinct colors (whatever their case).
     #[schemars(
         length(min = 2, max = 10),
         extend(
@@ -54,17 +59,22 @@ pub struct VoteConfigSpec {
     pub options: Vec<VoteOption>,
 }
 
+/// One option of the vote.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 pub struct VoteOption {
+    /// The option's key: one lower-case letter, a to z, unique in the list. A vote records it.
     #[schemars(regex(pattern = r"^[a-z]$"))]
     pub id: String,
-    /// What voters see. No colon or line break: each option is one `id:label:color` line of the
-    /// ConfigMap's options.txt, and either would split it.
+    /// What voters see: 1 to 50 characters, with no colon and no line break (each option is one
+    /// id:label:color line of the ConfigMap's options.txt, which either would split).
     #[schemars(length(min = 1, max = 50), regex(pattern = r"^[^:\r\n]+$"))]
     pub label: String,
-    /// Left out, the defaulting webhook picks a palette color no other option uses. (The length
-    /// repeats the pattern for the API server's CEL cost estimate, which cannot read patterns.)
+    /// The option's color, as # and six hex digits (#FF6B6B). Left out, the operator picks the first
+    /// color of its ten-color palette that no other option uses, and writes it into the resource, so
+    /// that it does not change when other options do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    // The length repeats what the pattern says, for the API server's CEL cost estimate of the
+    // distinct-colors rule above: the estimate reads maxLength, not patterns.
     #[schemars(regex(pattern = r"^#[0-9A-Fa-f]{6}$"), length(min = 7, max = 7))]
     pub color: Option<String>,
 }

@@ -52,6 +52,13 @@ impl Default for Settings {
 
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Result<()> {
+    if settings.orphan_sweep && ctx.watch_namespace.is_some() {
+        // The ledger does not say which namespace a row's resource was in: a sweep that sees one
+        // namespace would take the rows of every other namespace's resources for orphans.
+        return Err(Error::Config(
+            "--orphan-sweep needs every namespace watched: drop --watch-namespace or the sweep".into(),
+        ));
+    }
     let store = RowStore::new(pool, ctx.metrics.database.clone());
     let pool_metrics = store.clone();
     ctx.metrics
@@ -165,7 +172,7 @@ fn previous_ready(writer: &PostgresWriter) -> Option<&Condition> {
 }
 
 /// Reports a failure on the resource (condition + Event) and returns the error for back-off.
-async fn report(ctx: &Context<'_>, writer: &PostgresWriter, reason: &str, error: Error) -> Error {
+async fn report(ctx: &Context<'_>, writer: &PostgresWriter, reason: &'static str, error: Error) -> Error {
     let message = error.to_string();
     let mut status = writer.status.clone().unwrap_or_default();
     status.observed_generation = writer.meta().generation;
@@ -198,7 +205,9 @@ fn database_reason(error: &Error) -> &'static str {
 fn classify(error: Error) -> Error {
     // Closed connections surface as query errors without an SQL state: the database went away.
     match error {
-        Error::Database(e) if e.code().is_none() => Error::DatabaseUnavailable(e.to_string()),
+        Error::Database(e) if e.code().is_none() => {
+            Error::DatabaseUnavailable(crate::error::postgres_message(&e))
+        }
         other => other,
     }
 }

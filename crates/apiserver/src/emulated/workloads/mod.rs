@@ -1,0 +1,157 @@
+//! Workloads as kube-controller-manager and a node make them (K1): the Deployment controller keeps
+//! ReplicaSets ([`deployments`]), the ReplicaSet controller keeps Pods ([`replica_sets`]), and, when
+//! switched on, one simulated node schedules and runs those Pods ([`node`]), as kwok's nodes do for a
+//! control plane without kubelets. Each records the Events its upstream counterpart records and
+//! writes the status it would write, computed from the objects below it.
+//!
+//! Like the other emulations, this runs under the store lock as a consequence of the write that set it
+//! in motion: each write queues the objects it concerns (the Deployment of a changed ReplicaSet, the
+//! ReplicaSet of a changed Pod...), and one loop syncs them in turn until nothing changes, so a
+//! client that wrote a Deployment sees its ReplicaSets and Pods the moment the request returns. What
+//! waits for time (a Pod available once ready for `minReadySeconds`, a rollout past its progress
+//! deadline) is queued again when that time comes ([`Queue::tick`]).
+//!
+//! Not emulated: adoption of orphaned ReplicaSets and Pods by selector (only objects a controller made
+//! are its own), rollbacks through the deprecated `rollbackTo`, ReplicaSets without a Deployment
+//! beyond their own Pods, StatefulSets, DaemonSets and Jobs (they get no Pods).
+
+pub(crate) mod deployments;
+pub(crate) mod events;
+pub(crate) mod node;
+pub(crate) mod objects;
+pub(crate) mod readiness;
+pub(crate) mod replica_sets;
+pub(crate) mod templates;
+
+use std::collections::{BTreeSet, HashSet, VecDeque};
+
+use apimachinery::resource::ResourceType;
+use serde_json::Value;
+
+use crate::store::{State, Store, meta};
+use objects::Kind;
+
+/// One object to sync: its kind, namespace and name.
+type Item = (Kind, String, String);
+
+/// How many syncs one drain may make: far more than any rollout takes, so reaching it means two
+/// syncs keep undoing each other; the drain stops rather than hold the lock for ever.
+const SYNCS_PER_DRAIN: usize = 100_000;
+
+#[derive(Default)]
+pub(crate) struct Queue {
+    queue: VecDeque<Item>,
+    queued: HashSet<Item>,
+    draining: bool,
+    /// Objects to sync again at a time (seconds since the epoch), for what waits for time.
+    timers: BTreeSet<(i64, Item)>,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("queued", &self.queue.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Queue {
+    pub(crate) fn push(&mut self, item: Item) {
+        if self.queued.insert(item.clone()) {
+            self.queue.push_back(item);
+        }
+    }
+
+    fn pop(&mut self) -> Option<Item> {
+        let item = self.queue.pop_front()?;
+        self.queued.remove(&item);
+        Some(item)
+    }
+
+    /// Syncs `kind` `namespace`/`name` again at `at` (seconds since the epoch).
+    pub(crate) fn after(&mut self, at: i64, kind: Kind, namespace: &str, name: &str) {
+        self.timers
+            .insert((at, (kind, namespace.to_owned(), name.to_owned())));
+    }
+
+    /// Forgets the queue (a lock poisoned by a panic mid-drain), keeping the timers.
+    pub(crate) fn reset(&mut self) {
+        self.queue.clear();
+        self.queued.clear();
+        self.draining = false;
+    }
+}
+
+/// After a write of `rt`'s object `namespace`/`name` (now `stored`).
+pub(crate) fn after_write(store: &Store, state: &mut State, rt: &ResourceType, stored: &Value) {
+    if let Some(kind) = Kind::of(rt) {
+        enqueue(store, state, kind, stored);
+        drain(store, state);
+    }
+}
+
+/// After `object` of `rt` is gone for good.
+pub(crate) fn after_remove(store: &Store, state: &mut State, rt: &ResourceType, object: &Value) {
+    if let Some(kind) = Kind::of(rt) {
+        enqueue(store, state, kind, object);
+        drain(store, state);
+    }
+}
+
+/// Queues `object` and the controller above it, whose status counts it.
+fn enqueue(store: &Store, state: &mut State, kind: Kind, object: &Value) {
+    let (namespace, name) = (meta::namespace(object).to_owned(), meta::name(object).to_owned());
+    let above = match kind {
+        Kind::Pod => Some(Kind::ReplicaSet),
+        Kind::ReplicaSet => Some(Kind::Deployment),
+        _ => None,
+    };
+    if let Some(above) = above
+        && let Some(owner) = objects::controller(store, state, above, object)
+    {
+        state
+            .workloads
+            .push((above, namespace.clone(), meta::name(&owner).to_owned()));
+    }
+    state.workloads.push((kind, namespace, name));
+}
+
+/// Syncs what the timers say is due.
+pub(crate) fn tick(store: &Store, state: &mut State) {
+    let now = jiff::Timestamp::now().as_second();
+    while let Some(first) = state.workloads.timers.first().cloned() {
+        if first.0 > now {
+            break;
+        }
+        state.workloads.timers.remove(&first);
+        state.workloads.push(first.1);
+    }
+    drain(store, state);
+}
+
+fn drain(store: &Store, state: &mut State) {
+    if std::mem::replace(&mut state.workloads.draining, true) {
+        return;
+    }
+    let mut syncs = 0;
+    while let Some((kind, namespace, name)) = state.workloads.pop() {
+        syncs += 1;
+        if syncs > SYNCS_PER_DRAIN {
+            tracing::warn!(
+                ?kind,
+                namespace,
+                name,
+                "workload controllers did not settle; stopped"
+            );
+            state.workloads.reset();
+            break;
+        }
+        match kind {
+            Kind::Deployment => deployments::sync(store, state, &namespace, &name),
+            Kind::ReplicaSet => replica_sets::sync(store, state, &namespace, &name),
+            Kind::Pod => node::sync(store, state, &namespace, &name),
+            Kind::Node | Kind::Event => {}
+        }
+    }
+    state.workloads.draining = false;
+}

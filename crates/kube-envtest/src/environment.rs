@@ -1,0 +1,238 @@
+//! [`Environment`]: a running server with what a test reaches it through, and [`Builder`], the few
+//! settings a test tunes before starting it.
+
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use apiserver::{ApiServer, Auth, Config};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+
+use crate::{Error, Result, crds};
+
+/// How long a CRD may take to report Established. The server establishes a CRD within the write that
+/// creates it, so this only bounds a test on a machine stalled far beyond what any test tolerates.
+const DEFAULT_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An embedded Kubernetes API server running in this process, with the CRDs it was built with
+/// installed and Established. Dropping it stops the server and frees everything it held; [`Environment::stop`]
+/// also waits for in-flight requests.
+///
+/// The server runs on the Tokio runtime that started it: start it inside the test's runtime
+/// (`#[tokio::test]`, current-thread or multi-thread).
+pub struct Environment {
+    server: ApiServer,
+    client: kube::Client,
+    establish_timeout: Duration,
+}
+
+impl Environment {
+    /// A server with the defaults: loopback, a free port, HTTPS with a bearer token, in memory, no CRDs.
+    pub async fn start() -> Result<Environment> {
+        Builder::default().start().await
+    }
+
+    /// Settings to change before [`Builder::start`].
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// A client with every right on the server, namespace `default`. Each call is a cheap clone of
+    /// one client, so call it as often as convenient.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// The kube-rs configuration [`Environment::client`] is made from: the URL, the CA, the token.
+    pub fn kube_config(&self) -> kube::Config {
+        self.server.kube_config()
+    }
+
+    /// A kubeconfig (YAML) that kubectl, kube-rs and the Python client use as is: the server, its CA and
+    /// the bearer token. It holds the token: keep it out of logs.
+    pub fn kubeconfig_yaml(&self) -> String {
+        self.server.kubeconfig_yaml()
+    }
+
+    /// Writes [`Environment::kubeconfig_yaml`] to `path` (parent folders made), readable by the owner
+    /// only, for a tool the test runs (`KUBECONFIG=path kubectl ...`).
+    pub fn write_kubeconfig(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        self.server
+            .write_kubeconfig(path)
+            .map_err(|source| Error::WriteKubeconfig {
+                path: path.to_owned(),
+                source: Box::new(source),
+            })
+    }
+
+    /// `https://127.0.0.1:PORT`, or `http://...` with [`Builder::plain_http`].
+    pub fn url(&self) -> String {
+        self.server.url()
+    }
+
+    /// Where the server listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.server.addr()
+    }
+
+    /// The PEM of the CA that signed the serving certificate; `None` over plain HTTP.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.server.ca_pem()
+    }
+
+    /// The bearer token requests must carry; `None` over plain HTTP, where none is asked.
+    pub fn token(&self) -> Option<&str> {
+        self.server.token()
+    }
+
+    /// Installs more CRDs on the running server and waits until each is Established.
+    pub async fn install_crds(&self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Result<()> {
+        let crds: Vec<_> = crds.into_iter().collect();
+        crds::install(&self.client, &crds, self.establish_timeout).await
+    }
+
+    /// Installs the CRD of the kube-rs type `K` (`#[derive(CustomResource)]`) and waits until it is
+    /// Established.
+    pub async fn install_crd_for<K: CustomResourceExt>(&self) -> Result<()> {
+        self.install_crds([K::crd()]).await
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish (watches are cut after two seconds), and
+    /// returns once the port and the data dir (if any) are free for the next server.
+    pub async fn stop(self) {
+        self.server.shutdown().await;
+    }
+}
+
+// Hand-written: the URL says which server this is; the token stays out of Debug output.
+impl std::fmt::Debug for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Environment")
+            .field("url", &self.url())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The settings of an [`Environment`], changed one call at a time:
+///
+/// ```no_run
+/// # async fn run() -> kube_envtest::Result<()> {
+/// let env = kube_envtest::Environment::builder()
+///     .plain_http()
+///     .data_dir("target/envtest-data")
+///     .start()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Builder {
+    config: Config,
+    crds: Vec<CustomResourceDefinition>,
+    establish_timeout: Duration,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            config: Config::default(),
+            crds: Vec::new(),
+            establish_timeout: DEFAULT_ESTABLISH_TIMEOUT,
+        }
+    }
+}
+
+impl Builder {
+    /// Installs `crd` at start.
+    pub fn crd(mut self, crd: CustomResourceDefinition) -> Self {
+        self.crds.push(crd);
+        self
+    }
+
+    /// Installs each of `crds` at start (the YAML of `config/crd`, read with serde_yaml, for example).
+    pub fn crds(mut self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Self {
+        self.crds.extend(crds);
+        self
+    }
+
+    /// Installs the CRD of the kube-rs type `K` (`#[derive(CustomResource)]`) at start.
+    pub fn crd_for<K: CustomResourceExt>(self) -> Self {
+        self.crd(K::crd())
+    }
+
+    /// Plain HTTP and no authentication at all, instead of HTTPS with a bearer token (the default).
+    /// Anyone who can reach the port may do anything: keep the loopback address.
+    pub fn plain_http(mut self) -> Self {
+        self.config.auth = Auth::None;
+        self
+    }
+
+    /// HTTPS with this bearer token instead of a random one generated at start.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.config.auth = Auth::Token(token.into());
+        self
+    }
+
+    /// Keeps objects in `dir` (one redb file, fsynced per write) instead of in memory only, so that
+    /// a server started again on it serves the same objects with the same uids and resourceVersions.
+    /// The generated token and the TLS CA are kept there too.
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.config.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Where to listen; `127.0.0.1:0` (a free loopback port) by default.
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.config.addr = addr;
+        self
+    }
+
+    /// kube-apiserver's `WatchList` feature gate, off by default as in Kubernetes 1.33: on, watches
+    /// serve streaming lists (kube-rs's `watcher::Config::streaming_lists()`).
+    pub fn watch_list(mut self, on: bool) -> Self {
+        self.config.watch_list = on;
+        self
+    }
+
+    /// How many watch events the server remembers for watches that resume from a resourceVersion
+    /// (10,000 by default). A small number makes a resume fail with 410 Gone, to test a relist.
+    pub fn watch_history(mut self, events: usize) -> Self {
+        self.config.history_capacity = events;
+        self
+    }
+
+    /// Whether one node is simulated (on by default): a ready Node on which Pods are scheduled and
+    /// reported running and ready at once, as a kubelet would report them, so that Deployments become
+    /// available. Off, no Node exists and Pods stay Pending, as under controller-runtime's envtest.
+    pub fn simulated_node(mut self, on: bool) -> Self {
+        self.config.simulated_node = on;
+        self
+    }
+
+    /// How long each CRD may take to report Established (30 s by default).
+    pub fn establish_timeout(mut self, timeout: Duration) -> Self {
+        self.establish_timeout = timeout;
+        self
+    }
+
+    /// Starts the server, then installs the CRDs and waits until each is Established.
+    pub async fn start(self) -> Result<Environment> {
+        let server = ApiServer::start(self.config)
+            .await
+            .map_err(|e| Error::Start(Box::new(e)))?;
+        let client = kube::Client::try_from(server.kube_config()).map_err(Error::Client)?;
+        let environment = Environment {
+            server,
+            client,
+            establish_timeout: self.establish_timeout,
+        };
+        if !self.crds.is_empty() {
+            crds::install(&environment.client, &self.crds, self.establish_timeout).await?;
+        }
+        tracing::debug!(url = %environment.url(), crds = self.crds.len(), "kube-envtest environment ready");
+        Ok(environment)
+    }
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds every image the cluster tier's node runs, with no registry: the operator's from the
+# project's Dockerfile as a user builds it (`make docker-build IMG=...`), and the tier's own (the pod
+# sandbox, a web server for WebApps, CoreDNS) from static Go binaries in otherwise empty images.
+# Saves them all into target/cluster-images/images.tar, which up.sh imports into containerd.
+#
+# Uses the Docker daemon DOCKER_HOST names when one answers; otherwise starts one of its own for the
+# build (no bridge, no iptables rules) and stops it after.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=env.sh
+source "$here/env.sh"
+build=$CLUSTER_IMAGES
+mkdir -p "$build/bin"
+started=$(date +%s)
+
+# The Go programs: the build cache makes this a few seconds when nothing changed.
+(cd "$here/images" && for program in pause web; do
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$build/bin/$program" "./$program"
+done)
+(cd "$here/coredns" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$build/bin/coredns" .)
+cluster_log "programs built"
+
+own_daemon=""
+stop_own_daemon() {
+  [ -n "$own_daemon" ] || return 0
+  kill -TERM "$own_daemon" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$own_daemon" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL "$own_daemon" 2>/dev/null || true
+}
+trap stop_own_daemon EXIT
+if ! docker info >/dev/null 2>&1; then
+  command -v dockerd >/dev/null || { cluster_log "no Docker daemon and no dockerd: scripts/test-deps.sh installs it"; exit 1; }
+  socket=$build/docker.sock
+  export DOCKER_HOST=unix://$socket
+  # Builds only: no network of its own, no rules in the host's firewall.
+  dockerd --host "$DOCKER_HOST" --data-root "$build/docker" --exec-root "$build/docker-run" \
+    --pidfile "$build/dockerd.pid" --bridge none --iptables=false --ip6tables=false --ip-masq=false \
+    --ip-forward=false >"$build/dockerd.log" 2>&1 &
+  own_daemon=$!
+  for _ in $(seq 150); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
+  docker info >/dev/null 2>&1 || { cluster_log "dockerd did not start:"; tail -n 20 "$build/dockerd.log" >&2; exit 1; }
+fi
+
+image() { # tag user entrypoint...: an image holding one static program
+  local tag=$1 user=$2; shift 2
+  local entrypoint
+  entrypoint=$(printf '"%s",' "$@")
+  docker build -q -t "$tag" -f - "$build/bin" >/dev/null <<EOF
+FROM scratch
+COPY $(basename "$1") /$(basename "$1")
+USER $user
+ENTRYPOINT [${entrypoint%,}]
+EOF
+}
+image "$PAUSE_IMAGE" 65535:65535 /pause
+image "$WEB_IMAGE" 65532:65532 /web
+# CoreDNS binds port 53 with NET_BIND_SERVICE, as the addon's image runs it.
+image "$COREDNS_IMAGE" 0:0 /coredns
+make -s -C "$root" docker-build IMG="$OPERATOR_IMAGE"
+docker save -o "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE" "$OPERATOR_IMAGE"
+cluster_log "images saved in $(( $(date +%s) - started )) s: $(docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' "$OPERATOR_IMAGE")"

@@ -1,0 +1,17 @@
+// kube-proxy as upstream builds it, for the cluster tier (iptables mode).
+package main
+
+import (
+	"os"
+	_ "time/tzdata"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-proxy/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewProxyCommand()))
+}

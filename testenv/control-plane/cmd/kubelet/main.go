@@ -1,0 +1,18 @@
+// kubelet as upstream builds it, for the cluster tier's single node; the tier configures it with
+// --config and flags.
+package main
+
+import (
+	"os"
+	_ "time/tzdata"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kubelet/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewKubeletCommand()))
+}

@@ -1,7 +1,8 @@
 //! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
-//! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6), and
-//! workloads: Deployments, ReplicaSets and Pods, run on a simulated node (K1, [`workloads`]).
+//! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6),
+//! workloads: Deployments, ReplicaSets, ReplicationControllers and Pods, run on a simulated node (K1,
+//! [`workloads`]), the ServiceAccount `default` of each namespace (K4), and ResourceQuotas (Q1).
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
@@ -14,6 +15,7 @@ mod namespaces;
 mod nodes;
 pub(crate) mod pods;
 mod resource_quotas;
+mod service_accounts;
 mod services;
 pub(crate) mod workloads;
 
@@ -166,6 +168,7 @@ pub(crate) fn after_write(
     }
     workloads::after_write(store, state, rt, stored);
     resource_quotas::after_write(store, state, rt, namespace, stored);
+    service_accounts::after_write(store, state, rt, stored);
     if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
         crds::establish(store, state, rt, stored);
         api_services::reconcile(store, state);
@@ -243,6 +246,7 @@ pub(crate) fn after_remove(
     }
     workloads::after_remove(store, state, rt, object);
     resource_quotas::after_remove(store, state, rt, namespace);
+    service_accounts::after_remove(store, state, rt, namespace, object);
     if is(rt, "", "services")
         && namespace == kubernetes_service::NAMESPACE
         && crate::store::meta::name(object) == kubernetes_service::NAME

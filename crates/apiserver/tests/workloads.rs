@@ -507,6 +507,25 @@ async fn a_replication_controller_keeps_its_pods_as_the_replication_manager_does
             .then_some(())
     })
     .await;
+
+    // Deleted without a propagation policy, an RC leaves its pods behind, orphaned: the v1 default
+    // kept for clients from before garbage collection.
+    controllers
+        .delete("legacy", &Default::default())
+        .await
+        .expect("RC deleted");
+    until("the RC gone and its pod orphaned", || async {
+        let gone = controllers.get_opt("legacy").await.expect("RC read").is_none();
+        let listed = pods.list(&ListParams::default()).await.expect("pods list").items;
+        let orphaned = listed.len() == 1
+            && listed[0]
+                .metadata
+                .owner_references
+                .as_ref()
+                .is_none_or(Vec::is_empty);
+        (gone && orphaned).then_some(())
+    })
+    .await;
 }
 
 testenv::each_control_plane!(

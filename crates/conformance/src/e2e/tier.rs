@@ -3,7 +3,7 @@
 //! (known to fail there) each in a run of its own with a bound.
 //!
 //! Why the baselined specs run apart: a spec that fails on the embedded server often waits out its
-//! whole timeout first (minutes for a ResourceQuota status no controller computes), and some wait
+//! whole timeout first (minutes for the Job of a CronJob no controller schedules), and some wait
 //! without any (a ValidatingAdmissionPolicy's type checking that never comes), which would hold a
 //! Ginkgo process until the run's own limit and starve the rest. Alone, each is cut at its bound and
 //! counts as still failing.

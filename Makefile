@@ -9,7 +9,7 @@ DIST ?= dist
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane go-peer bench fmt lint manifests generate install uninstall run dev apiserver docker-build deploy undeploy build-installer
+.PHONY: help build test control-plane e2e conformance go-peer bench fmt lint manifests generate install uninstall run dev apiserver docker-build deploy undeploy build-installer
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -28,6 +28,15 @@ test: ## Run every test on every tier (TEST_CONTROL_PLANE=embedded|real|cluster|
 
 control-plane: ## Build the upstream control plane the real tier runs (cached; skipped when up to date).
 	bash testenv/control-plane/build.sh
+
+e2e: ## Build the upstream e2e suite the conformance tier runs (cached; skipped when up to date).
+	bash testenv/e2e/build.sh
+
+conformance: ## The upstream e2e tier in full: slow and baselined specs too (docs/conformance.md).
+	bash scripts/test-deps.sh
+	bash testenv/control-plane/build.sh >/dev/null
+	bash testenv/e2e/build.sh >/dev/null
+	E2E_FULL=1 $(CARGO) nextest run -p conformance --test e2e --success-output immediate
 
 go-peer: ## Build the controller-runtime PostgresWriter the convergence bench runs beside ours (cached; the bench builds it too).
 	bash testenv/go-peer/build.sh

@@ -2,10 +2,10 @@
 # Installs what the test suite needs on a fresh machine, and nothing when it is already there:
 # PostgreSQL server binaries (tests start throwaway clusters), a Python venv with the official
 # `kubernetes` client (tests script it against the embedded API server), cargo-nextest, and, unless
-# only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane).
-# The cluster tier adds what a node and the image build need: containerd, runc, the CNI plugins,
-# iptables, Docker's daemon (to build images from Dockerfiles), musl (the operator's static binary)
-# and the Go modules of CoreDNS and the tier's images.
+# only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane)
+# and of the upstream e2e suite (testenv/e2e). The cluster tier adds what a node and the image build
+# need: containerd, runc, the CNI plugins, iptables, Docker's daemon (to build images from
+# Dockerfiles), musl (the operator's static binary) and the Go modules of CoreDNS and the tier's images.
 # Idempotent; safe to run before every `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,8 +63,10 @@ if [ "$tier" != embedded ]; then
     log "Go $have is older than the $need testenv/control-plane needs"
     exit 1
   fi
-  # Checked against go.sum; a no-op when the module cache has them.
+  # Checked against go.sum; a no-op when the module cache has them. testenv/e2e: the upstream e2e
+  # suite the conformance tier runs against both servers.
   (cd testenv/control-plane && go mod download)
+  (cd testenv/e2e && go mod download)
 fi
 
 if [ "$tier" = cluster ] || [ "$tier" = all ]; then

@@ -18,6 +18,10 @@ TEST_CONTROL_PLANE=$tiers bash scripts/test-deps.sh
 if runs real || runs cluster; then
   bash testenv/control-plane/build.sh "$(runs cluster && echo node || echo control-plane)" >/dev/null
 fi
+# The upstream e2e suite, which the conformance tier plays against both servers.
+if runs real; then
+  bash testenv/e2e/build.sh >/dev/null
+fi
 
 status=0
 nextest() { cargo nextest run --workspace --no-fail-fast "$@" || status=1; }

@@ -13,6 +13,7 @@
 //! - [`defaults`]: defaults the real API server applies to built-in kinds.
 //! - [`conversion`]: between the versions of a built-in kind served in more than one.
 //! - [`protobuf`]: the protobuf form of the built-in kinds, to and from their JSON.
+//! - [`quantity`]: resource quantities; [`quota`]: what a ResourceQuota counts and refuses.
 //! - [`go_json`]: the JSON text Go writes, for messages that quote it; [`go_duration`]: Go's durations.
 //!
 //! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
@@ -29,6 +30,8 @@ pub mod json_syntax;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
+pub mod quantity;
+pub mod quota;
 pub mod resource;
 pub mod scale;
 pub mod schema;

@@ -59,6 +59,10 @@ pub enum Error {
     Expired(String),
     #[error("{0}")]
     Forbidden(String),
+    /// 403: an admission plugin of kube-apiserver's own refused the write (ResourceQuota), with
+    /// `message` saying why.
+    #[error("{} \"{}\" is forbidden: {message}", .subject.qualified_plural, .subject.name)]
+    AdmissionForbidden { subject: Subject, message: String },
     /// 403: a create in a namespace being deleted, refused by NamespaceLifecycle with a cause that
     /// says why.
     #[error(
@@ -135,7 +139,9 @@ impl Error {
             Error::UnsupportedMediaType(_) => 415,
             Error::NotAcceptable { .. } => 406,
             Error::Expired(_) => 410,
-            Error::Forbidden(_) | Error::NamespaceTerminating { .. } => 403,
+            Error::Forbidden(_) | Error::NamespaceTerminating { .. } | Error::AdmissionForbidden { .. } => {
+                403
+            }
             Error::MethodNotAllowed(_) => 405,
             Error::TooLarge(_) => 413,
             Error::Unauthorized => 401,
@@ -160,7 +166,9 @@ impl Error {
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
             Error::NotAcceptable { .. } => "NotAcceptable",
             Error::Expired(_) => "Expired",
-            Error::Forbidden(_) | Error::NamespaceTerminating { .. } => "Forbidden",
+            Error::Forbidden(_) | Error::NamespaceTerminating { .. } | Error::AdmissionForbidden { .. } => {
+                "Forbidden"
+            }
             Error::MethodNotAllowed(_) => "MethodNotAllowed",
             Error::TooLarge(_) => "RequestEntityTooLarge",
             Error::Unauthorized => "Unauthorized",
@@ -180,7 +188,10 @@ impl Error {
                 .into()
         };
         let details = match self {
-            Error::NotFound(s) | Error::AlreadyExists(s) | Error::Conflict { subject: s, .. } => {
+            Error::NotFound(s)
+            | Error::AlreadyExists(s)
+            | Error::Conflict { subject: s, .. }
+            | Error::AdmissionForbidden { subject: s, .. } => {
                 Some(status_details(&s.name, &s.group, &s.plural))
             }
             // Invalid objects are named by kind, not by resource, as the real server does.

@@ -515,3 +515,51 @@ async fn the_default_namespaces_record_kube_apiserver_and_later_writers(backend:
 }
 
 testenv::each_control_plane!(the_default_namespaces_record_kube_apiserver_and_later_writers);
+
+/// Every namespace gets a ServiceAccount `default` from the ServiceAccount controller (K4), which
+/// makes it again when it is deleted. The real control plane runs all its controllers here.
+async fn each_namespace_has_a_default_service_account(backend: Backend) {
+    let plane = match backend {
+        Backend::Real => ControlPlane::real(testenv::real::Controllers::All).await,
+        _ => ControlPlane::start(backend).await,
+    }
+    .expect("control plane starts");
+    let client = plane.client();
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "accounts"}});
+    let created = request(
+        &client,
+        "POST",
+        "/api/v1/namespaces",
+        "application/json",
+        namespace,
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let account = "/api/v1/namespaces/accounts/serviceaccounts/default";
+    // The controller makes it within a second; upstream's e2e framework waits two minutes for it.
+    let appeared = |what: &'static str| {
+        let client = client.clone();
+        async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+            loop {
+                let answer = get(&client, account).await;
+                if answer.status == 200 {
+                    return answer.body;
+                }
+                assert!(tokio::time::Instant::now() < deadline, "{what}: {}", answer.text);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let first = appeared("the namespace's default ServiceAccount").await;
+    assert_eq!(first["metadata"]["name"], "default");
+    let deleted = request(&client, "DELETE", account, "", Value::Null).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    let again = appeared("the default ServiceAccount made again").await;
+    assert_ne!(again["metadata"]["uid"], first["metadata"]["uid"]);
+    // The namespaces every cluster has have one too.
+    let kube_system = get(&client, "/api/v1/namespaces/kube-system/serviceaccounts/default").await;
+    assert_eq!(kube_system.status, 200, "{}", kube_system.text);
+}
+
+testenv::each_control_plane!(each_namespace_has_a_default_service_account);

@@ -309,7 +309,124 @@ async fn a_flow_schema_naming_a_missing_priority_level_dangles(backend: Backend)
     dangling(&client, "orphan", "True").await;
 }
 
+/// A request as another user (`Impersonate-User`) is classified as that user, and `/metrics` gives
+/// each priority level its nominal seats: its shares of kube-apiserver's 600, rounded up.
+async fn impersonated_requests_are_classified_as_the_user_and_metrics_show_each_level(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let level = json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+        "metadata": {"name": "noxu-level"},
+        "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 1,
+            "limitResponse": {"type": "Reject"}}}});
+    let level = request(&client, "POST", PRIORITY_LEVELS, "application/json", level).await;
+    assert_eq!(level.status, 201, "{}", level.body);
+    let schema = json!({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+        "metadata": {"name": "noxu-schema"},
+        "spec": {"matchingPrecedence": 1000, "priorityLevelConfiguration": {"name": "noxu-level"},
+            "distinguisherMethod": {"type": "ByUser"},
+            "rules": [{"subjects": [{"kind": "User", "user": {"name": "noxu"}}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}});
+    let schema = request(&client, "POST", FLOW_SCHEMAS, "application/json", schema).await;
+    assert_eq!(schema.status, 201, "{}", schema.body);
+    dangling(&client, "noxu-schema", "False").await;
+    let made = (
+        schema.body["metadata"]["uid"].as_str().map(str::to_owned),
+        level.body["metadata"]["uid"].as_str().map(str::to_owned),
+    );
+
+    let as_user = |user: &'static str| {
+        let client = client.clone();
+        async move {
+            let request = axum::http::Request::builder()
+                .method("GET")
+                .uri("/version")
+                .header("Impersonate-User", user)
+                .header("Impersonate-Group", "system:authenticated")
+                .body(kube::client::Body::empty())
+                .expect("a request");
+            let response = client.send(request).await.expect("an answer");
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|value| value.to_str().ok())
+                    .map(str::to_owned)
+            };
+            (
+                header("X-Kubernetes-PF-FlowSchema-UID"),
+                header("X-Kubernetes-PF-PriorityLevel-UID"),
+            )
+        }
+    };
+    let deadline = tokio::time::Instant::now() + CONDITIONS_WITHIN;
+    loop {
+        let classified = as_user("noxu").await;
+        if classified == made {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still {classified:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Another user goes on to the FlowSchemas every cluster has: not the administrator's exempt one.
+    let (flow_schema, _) = as_user("foo").await;
+    assert!(flow_schema.is_some());
+    assert_ne!(flow_schema, made.0);
+    assert_ne!(
+        flow_schema,
+        Some(uid(&client, &format!("{FLOW_SCHEMAS}/exempt")).await)
+    );
+
+    // Who the request acts as, as the server sees it.
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let reviewed = {
+        let request = axum::http::Request::builder()
+            .method("POST")
+            .uri("/apis/authentication.k8s.io/v1/selfsubjectreviews")
+            .header("content-type", "application/json")
+            .header("Impersonate-User", "noxu")
+            .body(kube::client::Body::from(
+                serde_json::to_vec(&review).expect("JSON"),
+            ))
+            .expect("a request");
+        let response = client.send(request).await.expect("an answer");
+        let bytes = axum::body::to_bytes(axum::body::Body::new(response.into_body()), usize::MAX)
+            .await
+            .expect("a body");
+        serde_json::from_slice::<Value>(&bytes).expect("a review")
+    };
+    assert_eq!(
+        reviewed["status"]["userInfo"],
+        json!({"username": "noxu", "groups": ["system:authenticated"]})
+    );
+
+    // The 1 share of the new level among the 245 of the levels every cluster has.
+    let deadline = tokio::time::Instant::now() + CONDITIONS_WITHIN;
+    loop {
+        let metrics = common::request(&client, "GET", "/metrics", "", Value::Null).await;
+        assert_eq!(metrics.status, 200);
+        let seats = |level: &str| {
+            let prefix = format!("apiserver_flowcontrol_nominal_limit_seats{{priority_level=\"{level}\"}} ");
+            metrics
+                .text
+                .lines()
+                .find_map(|line| line.strip_prefix(&prefix).map(str::to_owned))
+        };
+        if seats("noxu-level").is_some() {
+            assert_eq!(seats("noxu-level").as_deref(), Some("3"), "{}", metrics.text);
+            assert_eq!(seats("catch-all").as_deref(), Some("13"));
+            assert_eq!(seats("exempt").as_deref(), Some("0"));
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no seats for the new level"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 testenv::each_control_plane!(
+    impersonated_requests_are_classified_as_the_user_and_metrics_show_each_level,
     the_configuration_kube_apiserver_creates_is_served,
     responses_name_the_flow_schema_and_priority_level_they_matched,
     a_flow_schema_naming_a_missing_priority_level_dangles,

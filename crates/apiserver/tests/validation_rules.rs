@@ -523,7 +523,141 @@ async fn a_rule_over_the_runtime_limit_refuses_the_object(backend: Backend) {
     );
 }
 
+/// A gadget whose field, map entries and keyed list items are plain strings, then (the schema made
+/// stricter) must be `notfoo`: by enum for the field, by rule for the others.
+fn gadget_schema(strict: bool) -> Value {
+    let constrained = |rule: bool| -> Value {
+        match (strict, rule) {
+            (false, _) => json!({"type": "string"}),
+            (true, false) => json!({"type": "string", "enum": ["notfoo"]}),
+            (true, true) => {
+                json!({"type": "string", "x-kubernetes-validations": [{"rule": "self == 'notfoo'"}]})
+            }
+        }
+    };
+    json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "field": constrained(false),
+        "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {"field": constrained(true)}}},
+        "list": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key"],
+            "items": {"type": "object", "required": ["key"],
+                "properties": {"key": {"type": "string"}, "field": constrained(true)}}}
+    }}}})
+}
+
+fn gadget_crd(strict: bool) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.ratchet.example.com"},
+        "spec": {"group": "ratchet.example.com", "scope": "Namespaced",
+            "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": gadget_schema(strict)}}]}
+    })
+}
+
+/// The (field, reason) of each cause of a 422.
+fn causes_of(answer: &Answer) -> Vec<(String, String)> {
+    answer.body["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["field"].as_str().unwrap_or_default().to_owned(),
+                c["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+async fn a_stricter_schema_lets_unchanged_values_through_and_holds_changed_ones_to_it(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    common::install_crd(&client, gadget_crd(false)).await;
+    let gadgets = "/apis/ratchet.example.com/v1/namespaces/default/gadgets";
+    let gadget = format!("{gadgets}/g");
+    let spec = json!({"field": "foo", "map": {"a": {"field": "foo"}},
+        "list": [{"key": "a", "field": "foo"}, {"key": "b", "field": "foo"}]});
+    let body = json!({"apiVersion": "ratchet.example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": spec});
+    let created = request(&client, "POST", gadgets, "application/json", body).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+
+    let crd_path = format!("{CRDS}/gadgets.ratchet.example.com");
+    let mut crd = request(&client, "GET", &crd_path, "", Value::Null).await.body;
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = gadget_schema(true);
+    let updated = request(&client, "PUT", &crd_path, "application/json", crd).await;
+    assert_eq!(updated.status, 200, "{}", updated.body);
+
+    // Every value changed (and still not `notfoo`) is refused, a map entry named by its key. The
+    // real server takes the new schema a moment after the CRD's update.
+    let merge = "application/merge-patch+json";
+    let changed = json!({"spec": {"map": {"a": {"field": "bar"}},
+        "list": [{"key": "a", "field": "bar"}, {"key": "b", "field": "foo"}]}});
+    let expected = vec![
+        ("spec.list[0].field".to_owned(), "FieldValueInvalid".to_owned()),
+        ("spec.map[a].field".to_owned(), "FieldValueInvalid".to_owned()),
+    ];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let refused = request(&client, "PATCH", &gadget, merge, changed.clone()).await;
+        let mut causes = causes_of(&refused);
+        causes.sort();
+        if refused.status == 422 && causes == expected {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stricter schema never refused the changed values: {}",
+            refused.text
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    // A value the schema refuses outright (not in its enum) blocks the rules, and says so.
+    let unsupported = request(
+        &client,
+        "PATCH",
+        &gadget,
+        merge,
+        json!({"spec": {"field": "bar"}}),
+    )
+    .await;
+    assert_invalid(
+        &unsupported,
+        "Gadget.ratchet.example.com \"g\"",
+        &[
+            (
+                "spec.field",
+                "FieldValueNotSupported",
+                "Unsupported value: \"bar\": supported values: \"notfoo\"",
+            ),
+            (
+                "<nil>",
+                "FieldValueInvalid",
+                "Invalid value: \"null\": some validation rules were not checked because the object was invalid; \
+                 correct the existing errors to complete validation",
+            ),
+        ],
+    );
+
+    // Values left as they were pass, though the schema would refuse them now: a label changes.
+    let labelled = request(
+        &client,
+        "PATCH",
+        &gadget,
+        merge,
+        json!({"metadata": {"labels": {"a": "b"}}}),
+    )
+    .await;
+    assert_eq!(labelled.status, 200, "{}", labelled.body);
+    // As does a changed item of the keyed list that meets the schema, beside an unchanged invalid one.
+    let fixed = json!({"spec": {"list": [{"key": "a", "field": "notfoo"}, {"key": "b", "field": "foo"}]}});
+    let answer = request(&client, "PATCH", &gadget, merge, fixed).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+}
+
 testenv::each_control_plane!(
+    a_stricter_schema_lets_unchanged_values_through_and_holds_changed_ones_to_it,
     rules_refuse_a_create_with_their_messages_reasons_and_field_paths,
     transition_rules_compare_updates_and_patches_with_the_stored_object,
     a_crd_whose_rule_does_not_compile_is_refused,

@@ -10,7 +10,7 @@ use std::{collections::BTreeMap, future::Future, time::Duration};
 
 use k8s_openapi::api::{
     apps::v1::{Deployment, ReplicaSet},
-    core::v1::{Event, Node, Pod},
+    core::v1::{Event, Node, Pod, ReplicationController},
 };
 use kube::{
     Api,
@@ -426,7 +426,112 @@ async fn a_deployment_gets_a_replica_set_and_pods_as_the_controllers_make_them(b
     );
 }
 
-testenv::each_control_plane!(a_deployment_gets_a_replica_set_and_pods_as_the_controllers_make_them);
+async fn a_replication_controller_keeps_its_pods_as_the_replication_manager_does(backend: Backend) {
+    let plane = without_a_node(backend).await;
+    let client = plane.client();
+    let controllers: Api<ReplicationController> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let rc: ReplicationController = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "legacy"},
+        "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "legacy"}},
+            "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}
+    }))
+    .expect("a ReplicationController");
+    let rc = controllers
+        .create(&PostParams::default(), &rc)
+        .await
+        .expect("RC created");
+    let uid = rc.metadata.uid.clone().expect("a uid");
+
+    let made = until("the RC's two pods", || async {
+        let listed = pods.list(&ListParams::default()).await.expect("pods list").items;
+        (listed.len() == 2).then_some(listed)
+    })
+    .await;
+    for pod in &made {
+        let name = pod.metadata.name.as_deref().expect("a name");
+        assert!(name.starts_with("legacy-"), "{name}");
+        let owner = &pod.metadata.owner_references.as_ref().expect("an owner")[0];
+        assert_eq!(
+            (
+                owner.api_version.as_str(),
+                owner.kind.as_str(),
+                owner.name.as_str(),
+                owner.uid.as_str()
+            ),
+            ("v1", "ReplicationController", "legacy", uid.as_str())
+        );
+        assert_eq!(
+            (owner.controller, owner.block_owner_deletion),
+            (Some(true), Some(true))
+        );
+        let labels = pod.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels, BTreeMap::from([("app".to_owned(), "legacy".to_owned())]));
+    }
+    let status = until("the RC's status to count its pods", || async {
+        let rc = controllers.get("legacy").await.expect("RC read");
+        rc.status
+            .filter(|s| s.replicas == 2 && s.observed_generation == Some(1))
+    })
+    .await;
+    assert_eq!(status.fully_labeled_replicas, Some(2));
+    assert_eq!(status.ready_replicas, None, "no node runs the pods");
+    let events = events_about(&client, "legacy").await;
+    assert_eq!(
+        events
+            .iter()
+            .map(|(source, reason, _)| (source.as_str(), reason.as_str()))
+            .collect::<Vec<_>>(),
+        [("replication-controller", "SuccessfulCreate"); 2]
+    );
+
+    // Scaled down, it deletes a pod and says so.
+    controllers
+        .patch(
+            "legacy",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .expect("RC scaled");
+    until("one pod left", || async {
+        let listed = pods.list(&ListParams::default()).await.expect("pods list").items;
+        (listed.len() == 1).then_some(())
+    })
+    .await;
+    until("the deletion's Event", || async {
+        let events = events_about(&client, "legacy").await;
+        events
+            .iter()
+            .any(|(_, reason, _)| reason == "SuccessfulDelete")
+            .then_some(())
+    })
+    .await;
+
+    // Deleted without a propagation policy, an RC leaves its pods behind, orphaned: the v1 default
+    // kept for clients from before garbage collection.
+    controllers
+        .delete("legacy", &Default::default())
+        .await
+        .expect("RC deleted");
+    until("the RC gone and its pod orphaned", || async {
+        let gone = controllers.get_opt("legacy").await.expect("RC read").is_none();
+        let listed = pods.list(&ListParams::default()).await.expect("pods list").items;
+        let orphaned = listed.len() == 1
+            && listed[0]
+                .metadata
+                .owner_references
+                .as_ref()
+                .is_none_or(Vec::is_empty);
+        (gone && orphaned).then_some(())
+    })
+    .await;
+}
+
+testenv::each_control_plane!(
+    a_deployment_gets_a_replica_set_and_pods_as_the_controllers_make_them,
+    a_replication_controller_keeps_its_pods_as_the_replication_manager_does,
+);
 
 /// The embedded server with its simulated node, as `make dev` runs it.
 async fn with_the_node() -> (ControlPlane, kube::Client) {

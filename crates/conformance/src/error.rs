@@ -29,6 +29,26 @@ pub enum Error {
         step: String,
         problem: String,
     },
+    #[error("{path} is not a valid Ginkgo JSON report: {source}")]
+    Report {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{file}: `{pattern}` is not a valid regular expression: {source}")]
+    Pattern {
+        file: PathBuf,
+        pattern: String,
+        #[source]
+        source: regex::Error,
+    },
+    #[error(
+        "{dir} has no e2e.test and ginkgo: build them with `make e2e` (bash testenv/e2e/build.sh), \
+         or point E2E_BIN_DIR at where they are"
+    )]
+    E2eNotBuilt { dir: PathBuf },
+    #[error("running the e2e suite: {0}")]
+    E2eRun(String),
     #[error("starting a control plane: {0}")]
     ControlPlane(#[from] testenv::Error),
 }

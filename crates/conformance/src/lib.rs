@@ -8,9 +8,13 @@
 //! baseline entry that no longer diverges, so that fixing a difference shrinks the baseline.
 //! Some scenarios are recorded from real clients' traffic rather than written ([`recording`]).
 //! `docs/conformance.md` carries the figures, kept in step by the same test ([`report`]).
+//!
+//! A second tier runs a suite nobody here wrote: the upstream e2e tests of sig-api-machinery, against
+//! the real control plane and then against the embedded server ([`e2e`], the `e2e` test).
 
 pub mod baseline;
 pub mod compare;
+pub mod e2e;
 pub mod error;
 pub mod normalize;
 pub mod recording;

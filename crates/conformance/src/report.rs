@@ -127,8 +127,13 @@ impl Report {
 
 /// `doc` with the text between the markers replaced by `section`; `None` when the markers are missing.
 pub fn with_section(doc: &str, section: &str) -> Option<String> {
-    let start = doc.find(DOCS_BEGIN)? + DOCS_BEGIN.len();
-    let end = doc[start..].find(DOCS_END)? + start;
+    between_markers(doc, DOCS_BEGIN, DOCS_END, section)
+}
+
+/// `doc` with the text between `begin` and `end` replaced by `section`; `None` when either is missing.
+pub fn between_markers(doc: &str, begin: &str, end: &str, section: &str) -> Option<String> {
+    let start = doc.find(begin)? + begin.len();
+    let end = doc[start..].find(end)? + start;
     Some(format!(
         "{}\n\n{}\n{}",
         &doc[..start],

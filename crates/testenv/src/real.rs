@@ -174,6 +174,11 @@ impl RealControlPlane {
                 // verifies, and puts this CA in every namespace's kube-root-ca.crt.
                 format!("--service-account-private-key-file={sa_key}"),
                 format!("--root-ca-file={}", plane.dir.path().join("ca.crt").display()),
+                // The CSR signing controller signs approved CertificateSigningRequests with the
+                // cluster's CA, and without one it does not start. The CA's file holds its
+                // certificate and its key, and each reader takes the block it needs.
+                format!("--cluster-signing-cert-file={}", files.ca.display()),
+                format!("--cluster-signing-key-file={}", files.ca.display()),
             ]),
         }
         if controllers == Controllers::All {
@@ -293,6 +298,8 @@ impl Drop for RealControlPlane {
 /// The files kube-apiserver reads at start-up.
 struct Files {
     serving: PathBuf,
+    /// The CA's certificate and key, one PEM file.
+    ca: PathBuf,
     ca_pem: String,
     ca_der: Vec<u8>,
     service_account_key: PathBuf,
@@ -328,6 +335,7 @@ impl Files {
         )?;
         Ok(Files {
             serving: certs.join(apiserver::http::tls::SERVING_FILE),
+            ca: certs.join(apiserver::http::tls::CA_FILE),
             ca_pem: identity.ca_pem().to_owned(),
             ca_der: identity.ca_der(),
             service_account_key,

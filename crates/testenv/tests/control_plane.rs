@@ -1,5 +1,6 @@
 //! The harness itself: each control plane answers as promised, the real one is the upstream release
-//! with its garbage collector and namespace controller, and dropping it leaves nothing behind.
+//! with its garbage collector and namespace controller (or, when asked, every default controller), and
+//! dropping it leaves nothing behind.
 
 use std::time::{Duration, Instant};
 
@@ -158,3 +159,83 @@ async fn the_embedded_server_reports_the_release_of_the_real_one() {
     // The dispatching /usr/bin/kubectl and client-go choose their behaviour by this version.
     assert_eq!(version.git_version, format!("v{pinned}"));
 }
+
+/// With every default controller, a namespace gets its ServiceAccount and root CA, a Deployment its
+/// ReplicaSet, and an approved CertificateSigningRequest its certificate, as in a cluster.
+async fn every_default_controller_runs_when_asked(_: Backend) {
+    use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+
+    let plane = ControlPlane::real(testenv::real::Controllers::All)
+        .await
+        .expect("control plane starts");
+    let client = plane.client();
+    Api::<Namespace>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "controllers"}})).unwrap(),
+        )
+        .await
+        .expect("namespace created");
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "controllers");
+    until("the default ServiceAccount is made", || async {
+        matches!(accounts.get_opt("default").await, Ok(Some(_)))
+    })
+    .await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "controllers");
+    until("kube-root-ca.crt holds the cluster's CA", || async {
+        let found = config_maps.get_opt("kube-root-ca.crt").await.ok().flatten();
+        found
+            .and_then(|c| c.data)
+            .and_then(|d| d.get("ca.crt").cloned())
+            .is_some_and(|ca| ca == plane.ca_pem().unwrap())
+    })
+    .await;
+
+    let deployment = json!({"metadata": {"name": "web"}, "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}});
+    Api::<Deployment>::namespaced(client.clone(), "controllers")
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(deployment).unwrap(),
+        )
+        .await
+        .expect("deployment created");
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "controllers");
+    until("the Deployment gets a ReplicaSet", || async {
+        replica_sets
+            .list(&Default::default())
+            .await
+            .is_ok_and(|list| !list.items.is_empty())
+    })
+    .await;
+
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name.push(rcgen::DnType::CommonName, "alice");
+    let request = params.serialize_request(&key).unwrap().pem().unwrap();
+    let csr = json!({"metadata": {"name": "alice"}, "spec": {
+        "request": k8s_openapi::ByteString(request.into_bytes()),
+        "signerName": "kubernetes.io/kube-apiserver-client",
+        "usages": ["client auth"]}});
+    let csrs: Api<CertificateSigningRequest> = Api::all(client.clone());
+    csrs.create(&PostParams::default(), &serde_json::from_value(csr).unwrap())
+        .await
+        .expect("CSR created");
+    let approval = json!({"status": {"conditions": [{"type": "Approved", "status": "True",
+        "reason": "Test", "message": "approved by the test"}]}});
+    csrs.patch_approval("alice", &Default::default(), &kube::api::Patch::Merge(approval))
+        .await
+        .expect("CSR approved");
+    until("the approved CSR is signed", || async {
+        csrs.get("alice")
+            .await
+            .is_ok_and(|csr| csr.status.and_then(|s| s.certificate).is_some())
+    })
+    .await;
+}
+
+testenv::real_control_plane!(every_default_controller_runs_when_asked);

@@ -76,9 +76,25 @@ impl StructuralSchema {
     /// comparing with `old`, the stored object, on update. As in kube-apiserver, the rules are not
     /// run when a value has the wrong type, since they could not read it.
     pub fn validate_update(&self, object: &Value, old: Option<&Value>) -> Vec<FieldCause> {
-        let mut causes = validate::validate_value(&self.root, object, "");
-        if !causes.iter().any(|c| c.reason == messages::TYPE_INVALID) {
+        let mut causes = validate::validate_update(&self.root, object, old, "");
+        // A value of the wrong type, missing, unsupported, too long or too many blocks the rules,
+        // which could not read it; kube-apiserver then says that it ran none of them.
+        const BLOCKING: &[&str] = &[
+            messages::NOT_SUPPORTED,
+            messages::REQUIRED,
+            messages::TOO_LONG,
+            messages::TOO_MANY,
+            messages::TYPE_INVALID,
+        ];
+        if !causes.iter().any(|c| BLOCKING.contains(&c.reason.as_str())) {
             cel::evaluate::validate_rules(&self.root, object, old, &mut causes);
+        } else if self.cel_rules > 0 {
+            // Go's field.Invalid with no path and a nil value.
+            causes.push(messages::invalid_printed(
+                "<nil>",
+                "\"null\"",
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ));
         }
         causes
     }

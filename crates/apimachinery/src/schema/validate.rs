@@ -16,8 +16,22 @@ use crate::FieldCause;
 
 /// Validates `value` found at `path` (dotted, `""` for the root) against `node`.
 pub(crate) fn validate_value(node: &Node, value: &Value, path: &str) -> Vec<FieldCause> {
+    validate_update(node, value, None, path)
+}
+
+/// [`validate_value`] of an update whose stored value is `old`, with ratcheting (on by default
+/// since Kubernetes 1.30): a value equal to the one it correlates with in `old` (the same property,
+/// map entry, or item of a `map` list by its keys) is not validated again, so that a schema made
+/// stricter does not refuse every later update of an object that no longer meets it. Items of
+/// atomic and set lists correlate with nothing; a whole list unchanged still does.
+pub(crate) fn validate_update(
+    node: &Node,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+) -> Vec<FieldCause> {
     let mut causes = Vec::new();
-    validate_into(node, value, path, &mut causes);
+    validate_into(node, value, old, path, &mut causes);
     causes
 }
 
@@ -30,18 +44,21 @@ fn subject(path: &str) -> String {
     }
 }
 
-fn validate_into(node: &Node, value: &Value, path: &str, out: &mut Vec<FieldCause>) {
+fn validate_into(node: &Node, value: &Value, old: Option<&Value>, path: &str, out: &mut Vec<FieldCause>) {
+    if old.is_some_and(|old| json_eq(old, value)) {
+        return;
+    }
     if !check_type(node, value, path, out) {
         return;
     }
     if value.is_null() {
         return;
     }
-    check_junctors(node, value, path, out);
+    check_junctors(node, value, old, path, out);
     match value {
         Value::String(s) => check_string(node, s, value, path, out),
         Value::Number(n) => check_number(node, n, value, path, out),
-        Value::Array(items) => check_array(node, items, value, path, out),
+        Value::Array(items) => check_array(node, items, value, old, path, out),
         _ => {}
     }
     if let Some(allowed) = &node.enum_values
@@ -54,7 +71,7 @@ fn validate_into(node: &Node, value: &Value, path: &str, out: &mut Vec<FieldCaus
         out.push(messages::not_supported(path, value, &names));
     }
     if let Value::Object(map) = value {
-        check_object(node, map, path, out);
+        check_object(node, map, old, path, out);
         if node.embedded_resource {
             check_embedded_type_meta(map, path, out);
         }
@@ -129,12 +146,12 @@ fn check_type(node: &Node, value: &Value, path: &str, out: &mut Vec<FieldCause>)
     ok
 }
 
-fn check_junctors(node: &Node, value: &Value, path: &str, out: &mut Vec<FieldCause>) {
+fn check_junctors(node: &Node, value: &Value, old: Option<&Value>, path: &str, out: &mut Vec<FieldCause>) {
     let empty = Value::String(String::new());
     if !node.all_of.is_empty() {
         let mut failures = Vec::new();
         for sub in &node.all_of {
-            validate_into(sub, value, path, &mut failures);
+            validate_into(sub, value, old, path, &mut failures);
         }
         if !failures.is_empty() {
             out.extend(failures);
@@ -252,10 +269,18 @@ fn check_number(node: &Node, n: &Number, value: &Value, path: &str, out: &mut Ve
     }
 }
 
-fn check_array(node: &Node, items: &[Value], value: &Value, path: &str, out: &mut Vec<FieldCause>) {
+fn check_array(
+    node: &Node,
+    items: &[Value],
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    out: &mut Vec<FieldCause>,
+) {
     if let Some(item_node) = &node.items {
         for (i, item) in items.iter().enumerate() {
-            validate_into(item_node, item, &index(path, i), out);
+            let old_item = correlated_item(node, item, old);
+            validate_into(item_node, item, old_item, &index(path, i), out);
         }
     }
     if let Some(min) = node.min_items
@@ -308,7 +333,13 @@ fn check_list_map(node: &Node, items: &[Value], path: &str, out: &mut Vec<FieldC
     }
 }
 
-fn check_object(node: &Node, map: &Map<String, Value>, path: &str, out: &mut Vec<FieldCause>) {
+fn check_object(
+    node: &Node,
+    map: &Map<String, Value>,
+    old: Option<&Value>,
+    path: &str,
+    out: &mut Vec<FieldCause>,
+) {
     let count = map.len() as u64;
     if let Some(max) = node.max_properties
         && count > max
@@ -329,12 +360,13 @@ fn check_object(node: &Node, map: &Map<String, Value>, path: &str, out: &mut Vec
     }
     for (name, field) in map {
         let field_path = child(path, name);
+        let old_field = old.and_then(|o| o.get(name));
         if let Some(prop) = node.properties.get(name) {
-            validate_into(prop, field, &field_path, out);
+            validate_into(prop, field, old_field, &field_path, out);
             continue;
         }
         match &node.additional {
-            Additional::Schema(schema) => validate_into(schema, field, &field_path, out),
+            Additional::Schema(schema) => validate_into(schema, field, old_field, &field_path, out),
             Additional::Allowed(false) if !(path.is_empty() && is_root_meta_field(name)) => {
                 let detail = format!("{field_path} in body is a forbidden property");
                 out.push(messages::invalid(path, &Value::String(name.clone()), &detail));
@@ -342,6 +374,17 @@ fn check_object(node: &Node, map: &Map<String, Value>, path: &str, out: &mut Vec
             _ => {}
         }
     }
+}
+
+/// The item of `old` (a `map` list) with the keys of `item`; items of other lists correlate with none.
+pub(crate) fn correlated_item<'o>(node: &Node, item: &Value, old: Option<&'o Value>) -> Option<&'o Value> {
+    if node.list_type != Some(ListType::Map) {
+        return None;
+    }
+    let keys = &node.list_map_keys;
+    old?.as_array()?
+        .iter()
+        .find(|candidate| keys.iter().all(|k| candidate.get(k) == item.get(k)))
 }
 
 /// `apiVersion`, `kind` and `metadata` exist on every resource whatever its schema says.

@@ -1,7 +1,8 @@
 //! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
-//! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6), and
-//! workloads: Deployments, ReplicaSets and Pods, run on a simulated node (K1, [`workloads`]).
+//! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6),
+//! workloads: Deployments, ReplicaSets, ReplicationControllers and Pods, run on a simulated node (K1,
+//! [`workloads`]), the ServiceAccount `default` of each namespace (K4), and ResourceQuotas (Q1).
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
@@ -13,6 +14,8 @@ mod kubernetes_service;
 mod namespaces;
 mod nodes;
 pub(crate) mod pods;
+mod resource_quotas;
+mod service_accounts;
 mod services;
 pub(crate) mod workloads;
 
@@ -20,6 +23,7 @@ use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::Value;
 
 pub(crate) use garbage_collector::WorkList as CollectorWork;
+pub(crate) use resource_quotas::Pending as QuotaWork;
 pub(crate) use services::addresses::ServiceAddresses;
 pub use workloads::node::NEVER_READY_ANNOTATION;
 
@@ -67,6 +71,23 @@ pub(crate) fn on_admit(
     } else {
         Ok(())
     }
+}
+
+/// kube-apiserver's ResourceQuota admission of a create (`old` = None) or an update (Q1): why the
+/// namespace's quotas refuse it, if they do.
+pub(crate) fn admit_quota(
+    state: &mut State,
+    rt: &ResourceType,
+    old: Option<&Value>,
+    object: &Value,
+    subresource: Option<&str>,
+) -> Result<(), String> {
+    resource_quotas::admit(state, rt, old, object, subresource)
+}
+
+/// Measures every quota again when its resync is due (Q1).
+pub(crate) fn resync_quotas(store: &Store, state: &mut State) {
+    resource_quotas::resync_if_due(store, state);
 }
 
 /// Whether an object being deleted whose finalizers are all gone may go with this update: a namespace
@@ -146,6 +167,8 @@ pub(crate) fn after_write(
         return;
     }
     workloads::after_write(store, state, rt, stored);
+    resource_quotas::after_write(store, state, rt, namespace, stored);
+    service_accounts::after_write(store, state, rt, stored);
     if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
         crds::establish(store, state, rt, stored);
         api_services::reconcile(store, state);
@@ -222,6 +245,8 @@ pub(crate) fn after_remove(
         crate::flowcontrol::keep_dangling_conditions(store, state);
     }
     workloads::after_remove(store, state, rt, object);
+    resource_quotas::after_remove(store, state, rt, namespace);
+    service_accounts::after_remove(store, state, rt, namespace, object);
     if is(rt, "", "services")
         && namespace == kubernetes_service::NAMESPACE
         && crate::store::meta::name(object) == kubernetes_service::NAME

@@ -90,6 +90,12 @@ pub enum Identity {
         name: String,
         uid: String,
     },
+    /// Whom the holder of a token acts as through `Impersonate-User` (and `-Group`, `-Uid`).
+    Impersonated {
+        user: String,
+        uid: String,
+        groups: Vec<String>,
+    },
 }
 
 /// What a presented token is checked against.
@@ -124,6 +130,10 @@ pub async fn require_bearer_token(
         .and_then(presented_token);
     let identity = presented.and_then(|token| credentials.identify(token));
     if let Some(identity) = identity {
+        let identity = match super::impersonation::act_as(&credentials.store, identity, request.headers()) {
+            Ok(identity) => identity,
+            Err(error) => return respond::error(&error),
+        };
         request.extensions_mut().insert(identity);
         return next.run(request).await;
     }

@@ -85,6 +85,10 @@ fn user_of(identity: &Identity) -> User {
             name: USER.to_owned(),
             groups: GROUPS.iter().map(|g| (*g).to_owned()).collect(),
         },
+        Identity::Impersonated { user, groups, .. } => User {
+            name: user.clone(),
+            groups: groups.clone(),
+        },
         Identity::ServiceAccount { namespace, name, .. } => User {
             name: format!("system:serviceaccount:{namespace}:{name}"),
             groups: vec![

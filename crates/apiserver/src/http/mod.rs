@@ -12,7 +12,9 @@ mod discovery;
 mod eviction;
 mod flow_control;
 mod health;
+mod impersonation;
 mod kubelet;
+mod metrics;
 mod namespace_finalize;
 pub mod openapi_cache;
 pub mod path;
@@ -194,6 +196,7 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
         Route::ResourceList { group, version } => {
             discovery::resources(&shared.store, &call, &group, &version)
         }
+        Route::Metrics => Ok(metrics::answer(&shared.store)),
         Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &shared.openapi, &call)),
         Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store, &shared.openapi)),
         Route::OpenApiDocument { group, version } => {

@@ -28,6 +28,8 @@ pub enum Route {
         group: String,
         version: String,
     },
+    /// `/metrics`: Prometheus' text format.
+    Metrics,
     OpenApiV2,
     OpenApiIndex,
     OpenApiDocument {
@@ -46,6 +48,7 @@ pub fn route(path: &str) -> Route {
         .collect();
     match segments.as_slice() {
         ["version"] => Route::Version,
+        ["metrics"] => Route::Metrics,
         [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => Route::Health {
             endpoint: (*endpoint).into(),
             check: (!check.is_empty()).then(|| check.join("/")),

@@ -608,7 +608,16 @@ fn delete_options(call: &Call, rt: &ResourceType) -> Result<DeleteOptions> {
         serde_json::from_slice(&call.body)
             .map_err(|e| Error::BadRequest(format!("error decoding DeleteOptions: {e}")))?
     };
-    delete_options_of(call, &body)
+    let mut options = delete_options_of(call, &body)?;
+    // kube-apiserver's ReplicationController registry orphans by default at v1, for compatibility
+    // with clients from before garbage collection (every other kind deletes in the background).
+    let orphans_by_default = rt.group.is_empty() && rt.plural == "replicationcontrollers";
+    let orphan_named = body.get("orphanDependents").is_some_and(|o| !o.is_null())
+        || call.query.contains_key("orphanDependents");
+    if orphans_by_default && !options.propagation_named && !orphan_named {
+        options.propagation = DeletePropagation::Orphan;
+    }
+    Ok(options)
 }
 
 /// The options of a delete written as `body` (a DeleteOptions object), with the query's beside them.
@@ -618,7 +627,13 @@ pub(super) fn delete_options_of(call: &Call, body: &Value) -> Result<DeleteOptio
         .and_then(Value::as_str)
         .map(str::to_owned)
         .or_else(|| call.query.get("propagationPolicy").cloned());
+    // The deprecated `orphanDependents` speaks when no policy does.
+    let orphan_dependents = body
+        .get("orphanDependents")
+        .and_then(Value::as_bool)
+        .or_else(|| call.query.get("orphanDependents").and_then(|o| o.parse().ok()));
     let propagation = match policy.as_deref() {
+        None | Some("") if orphan_dependents == Some(true) => DeletePropagation::Orphan,
         None | Some("") | Some("Background") => DeletePropagation::Background,
         Some("Foreground") => DeletePropagation::Foreground,
         Some("Orphan") => DeletePropagation::Orphan,

@@ -70,6 +70,13 @@ pub fn user_info(identity: &Identity) -> Value {
             "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{namespace}"),
                 "system:authenticated"],
         }),
+        Identity::Impersonated { user, uid, groups } => {
+            let mut info = json!({"username": user, "groups": groups});
+            if !uid.is_empty() {
+                info["uid"] = json!(uid);
+            }
+            info
+        }
     }
 }
 

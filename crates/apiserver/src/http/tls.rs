@@ -34,8 +34,9 @@ const SERVING_NAMES: [&str; 3] = ["127.0.0.1", "::1", "localhost"];
 const CA_NAME: &str = "embedded-apiserver-ca";
 const SERVING_NAME: &str = "embedded-apiserver";
 
-/// In a data dir: the CA certificate and key.
-const CA_FILE: &str = "ca.pem";
+/// In a data dir: the CA certificate and key, one PEM file. Public because other programs can sign
+/// with the same CA (kube-controller-manager's CSR signer reads both from it).
+pub const CA_FILE: &str = "ca.pem";
 /// In a data dir: the serving certificate and its key, one PEM file. Public because other servers
 /// can present the same identity: Go's TLS reads a certificate and a key from one combined file.
 pub const SERVING_FILE: &str = "tls.pem";

@@ -123,7 +123,11 @@ impl Store {
     /// Kind-specific steps on create (CRDs register, namespaces get their finalizer, Services an IP).
     pub(super) fn on_create(&self, state: &mut State, rt: &ResourceType, object: &mut Value) -> Result<()> {
         emulated::on_admit(state, rt, None, object, None)
-            .map_err(|causes| invalid(rt, meta::name(object), causes))
+            .map_err(|causes| invalid(rt, meta::name(object), causes))?;
+        emulated::admit_quota(state, rt, None, object, None).map_err(|message| Error::AdmissionForbidden {
+            subject: subject(rt, meta::name(object)),
+            message,
+        })
     }
 
     pub(super) fn on_update(
@@ -135,7 +139,13 @@ impl Store {
         subresource: Option<&str>,
     ) -> Result<()> {
         emulated::on_admit(state, rt, Some(old), object, subresource)
-            .map_err(|causes| invalid(rt, meta::name(object), causes))
+            .map_err(|causes| invalid(rt, meta::name(object), causes))?;
+        emulated::admit_quota(state, rt, Some(old), object, subresource).map_err(|message| {
+            Error::AdmissionForbidden {
+                subject: subject(rt, meta::name(object)),
+                message,
+            }
+        })
     }
 }
 

@@ -98,6 +98,8 @@ pub(crate) struct State {
     pub collector: crate::emulated::CollectorWork,
     /// What the workload controllers have yet to sync.
     pub workloads: crate::emulated::workloads::Queue,
+    /// The quotas the quota controller has yet to measure, and its next resync.
+    pub quotas: crate::emulated::QuotaWork,
     /// The simulated node, when there is one.
     pub node: Option<crate::emulated::workloads::node::SimulatedNode>,
 }
@@ -193,6 +195,7 @@ impl Store {
                 owners,
                 collector: Default::default(),
                 workloads: Default::default(),
+                quotas: Default::default(),
                 node: None,
             }),
             events,

@@ -419,6 +419,7 @@ impl Store {
     pub fn tick_workloads(&self) {
         let mut state = self.write_lock();
         emulated::workloads::tick(self, &mut state);
+        emulated::resync_quotas(self, &mut state);
         let _ = self.settle(state, Ok(()));
     }
 

@@ -6,7 +6,8 @@ use cel::{Context, ExecutionError, Value as Cel};
 use serde_json::Value;
 
 use super::super::messages::{self, child, index};
-use super::super::node::{ListType, Node};
+use super::super::node::Node;
+use super::super::validate::{correlated_item, json_eq};
 use super::cost::runtime::{Budget, Exceeded};
 use super::library::ENV;
 use super::rule::{Reason, Rule};
@@ -43,8 +44,14 @@ fn walk(
         };
         let this = convert(value);
         let previous = old.filter(|o| !o.is_null()).map(convert);
+        // Ratcheting: a value equal to the one it correlates with in the stored object is not held
+        // to the rules that read it alone; rules that compare it with `oldSelf` still run.
+        let unchanged = old.is_some_and(|old| json_eq(old, value));
         for rule in &node.rules {
             if rule.transition && previous.is_none() && !rule.optional_old_self {
+                continue;
+            }
+            if unchanged && !rule.transition {
                 continue;
             }
             let Some(spending) = budget.as_mut() else {
@@ -69,15 +76,13 @@ fn walk(
             for (name, field) in map {
                 if let Some(field_schema) = field_node(Some(node), name) {
                     let old_field = old.and_then(|o| o.get(name));
-                    walk(
-                        field_schema,
-                        field,
-                        old_field,
-                        &child(path, name),
-                        false,
-                        budget,
-                        out,
-                    );
+                    // A map's entries are keys of it (`map[foo]`), a property a child (`spec.x`),
+                    // as the CEL validator's field paths print them.
+                    let field_path = match node.properties.contains_key(name) {
+                        true => child(path, name),
+                        false => messages::key(path, name),
+                    };
+                    walk(field_schema, field, old_field, &field_path, false, budget, out);
                 }
             }
         }
@@ -110,16 +115,6 @@ fn out_of_budget(rule: &Rule, node: &Node, path: &str, exceeded: Exceeded) -> Fi
 }
 
 /// The old item a new list item is compared with: only a `map` list's items correlate, by their keys.
-fn correlated_item<'o>(node: &Node, item: &Value, old: Option<&'o Value>) -> Option<&'o Value> {
-    if node.list_type != Some(ListType::Map) {
-        return None;
-    }
-    let keys = &node.list_map_keys;
-    old?.as_array()?
-        .iter()
-        .find(|candidate| keys.iter().all(|k| candidate.get(k) == item.get(k)))
-}
-
 fn check_rule(rule: &Rule, node: &Node, this: &Cel, old: Option<&Cel>, path: &str) -> Option<FieldCause> {
     if rule.transition && old.is_none() && !rule.optional_old_self {
         return None;

@@ -119,11 +119,14 @@ fn v4_required_and_duplicate_reasons_word_the_cause_as_those_types() {
 }
 
 #[test]
-fn v4_rules_are_not_run_over_values_of_the_wrong_type() {
+fn v4_rules_are_not_run_over_values_of_the_wrong_type_and_the_refusal_says_so() {
     let schema = rule_on(json!({"type": "integer"}), "self > 0");
     assert_eq!(
         rendered(&schema, json!("x"), None),
-        [r#"spec: Invalid value: "string": spec in body must be of type integer: "string""#]
+        [
+            r#"spec: Invalid value: "string": spec in body must be of type integer: "string""#,
+            r#"<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"#
+        ]
     );
 }
 

@@ -11,6 +11,7 @@ use crate::store::{State, Store, meta};
 pub(crate) enum Source {
     DeploymentController,
     ReplicaSetController,
+    ReplicationManager,
     Scheduler,
 }
 
@@ -19,6 +20,7 @@ impl Source {
         match self {
             Source::DeploymentController => "deployment-controller",
             Source::ReplicaSetController => "replicaset-controller",
+            Source::ReplicationManager => "replication-controller",
             Source::Scheduler => "default-scheduler",
         }
     }

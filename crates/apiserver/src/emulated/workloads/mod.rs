@@ -1,5 +1,6 @@
 //! Workloads as kube-controller-manager and a node make them (K1): the Deployment controller keeps
-//! ReplicaSets ([`deployments`]), the ReplicaSet controller keeps Pods ([`replica_sets`]), and, when
+//! ReplicaSets ([`deployments`]), the ReplicaSet controller keeps Pods ([`replica_sets`]), and so
+//! does the replication manager for ReplicationControllers (the same controller upstream), and, when
 //! switched on, one simulated node schedules and runs those Pods ([`node`]), as kwok's nodes do for a
 //! control plane without kubelets. Each records the Events its upstream counterpart records and
 //! writes the status it would write, computed from the objects below it.
@@ -101,17 +102,17 @@ pub(crate) fn after_remove(store: &Store, state: &mut State, rt: &ResourceType, 
 /// Queues `object` and the controller above it, whose status counts it.
 fn enqueue(store: &Store, state: &mut State, kind: Kind, object: &Value) {
     let (namespace, name) = (meta::namespace(object).to_owned(), meta::name(object).to_owned());
-    let above = match kind {
-        Kind::Pod => Some(Kind::ReplicaSet),
-        Kind::ReplicaSet => Some(Kind::Deployment),
-        _ => None,
+    let above: &[Kind] = match kind {
+        Kind::Pod => &[Kind::ReplicaSet, Kind::ReplicationController],
+        Kind::ReplicaSet => &[Kind::Deployment],
+        _ => &[],
     };
-    if let Some(above) = above
-        && let Some(owner) = objects::controller(store, state, above, object)
-    {
-        state
-            .workloads
-            .push((above, namespace.clone(), meta::name(&owner).to_owned()));
+    for above in above {
+        if let Some(owner) = objects::controller(store, state, *above, object) {
+            state
+                .workloads
+                .push((*above, namespace.clone(), meta::name(&owner).to_owned()));
+        }
     }
     state.workloads.push((kind, namespace, name));
 }
@@ -148,7 +149,9 @@ fn drain(store: &Store, state: &mut State) {
         }
         match kind {
             Kind::Deployment => deployments::sync(store, state, &namespace, &name),
-            Kind::ReplicaSet => replica_sets::sync(store, state, &namespace, &name),
+            Kind::ReplicaSet | Kind::ReplicationController => {
+                replica_sets::sync(store, state, kind, &namespace, &name)
+            }
             Kind::Pod => node::sync(store, state, &namespace, &name),
             Kind::Node | Kind::Event => {}
         }

@@ -14,6 +14,7 @@ use crate::store::{DeletePropagation, State, Store, WriteOptions, meta};
 pub(crate) enum Kind {
     Deployment,
     ReplicaSet,
+    ReplicationController,
     Pod,
     Node,
     Event,
@@ -24,6 +25,7 @@ impl Kind {
         match self {
             Kind::Deployment => ("apps", "v1", "deployments"),
             Kind::ReplicaSet => ("apps", "v1", "replicasets"),
+            Kind::ReplicationController => ("", "v1", "replicationcontrollers"),
             Kind::Pod => ("", "v1", "pods"),
             Kind::Node => ("", "v1", "nodes"),
             Kind::Event => ("", "v1", "events"),
@@ -37,12 +39,17 @@ impl Kind {
 
     /// The kind whose objects are stored as `rt`'s, if the controllers work on it.
     pub(crate) fn of(rt: &ResourceType) -> Option<Kind> {
-        [Kind::Deployment, Kind::ReplicaSet, Kind::Pod]
-            .into_iter()
-            .find(|kind| {
-                let (group, _, plural) = kind.group_version_plural();
-                rt.group == group && rt.plural == plural
-            })
+        [
+            Kind::Deployment,
+            Kind::ReplicaSet,
+            Kind::ReplicationController,
+            Kind::Pod,
+        ]
+        .into_iter()
+        .find(|kind| {
+            let (group, _, plural) = kind.group_version_plural();
+            rt.group == group && rt.plural == plural
+        })
     }
 
     fn storage_key(self) -> String {
@@ -111,6 +118,7 @@ pub(crate) fn controller(store: &Store, state: &State, kind: Kind, object: &Valu
     let expected_kind = match plural {
         "deployments" => "Deployment",
         "replicasets" => "ReplicaSet",
+        "replicationcontrollers" => "ReplicationController",
         _ => return None,
     };
     if reference.get("kind").and_then(Value::as_str) != Some(expected_kind) {

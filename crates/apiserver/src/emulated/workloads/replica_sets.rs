@@ -14,15 +14,23 @@ use super::{
 };
 use crate::store::{State, Store, meta};
 
-const KIND: (&str, &str) = ("apps/v1", "ReplicaSet");
+/// The kind's type, and who records its Events: a ReplicationController is kept by the replication
+/// manager, the ReplicaSet controller under another name.
+fn controller_of(kind: Kind) -> ((&'static str, &'static str), Source) {
+    match kind {
+        Kind::ReplicationController => (("v1", "ReplicationController"), Source::ReplicationManager),
+        _ => (("apps/v1", "ReplicaSet"), Source::ReplicaSetController),
+    }
+}
 
-pub(crate) fn sync(store: &Store, state: &mut State, namespace: &str, name: &str) {
-    let Some(replica_set) = objects::get(store, state, Kind::ReplicaSet, namespace, name) else {
+/// Syncs the ReplicaSet or ReplicationController (`kind`) `namespace`/`name`.
+pub(crate) fn sync(store: &Store, state: &mut State, kind: Kind, namespace: &str, name: &str) {
+    let Some(replica_set) = objects::get(store, state, kind, namespace, name) else {
         return;
     };
     let mut failure = None;
     if !meta::is_deleting(&replica_set) {
-        failure = manage_replicas(store, state, &replica_set);
+        failure = manage_replicas(store, state, kind, &replica_set);
     }
     let pods = active_pods(state, &replica_set);
     // The node reports again the Pods whose readiness the ReplicaSet's annotations changed.
@@ -33,7 +41,7 @@ pub(crate) fn sync(store: &Store, state: &mut State, namespace: &str, name: &str
                 .push((Kind::Pod, namespace.to_owned(), meta::name(pod).to_owned()));
         }
     }
-    update_status(store, state, &replica_set, &pods, failure);
+    update_status(store, state, kind, &replica_set, &pods, failure);
 }
 
 fn active_pods(state: &State, replica_set: &Value) -> Vec<Value> {
@@ -44,12 +52,13 @@ fn active_pods(state: &State, replica_set: &Value) -> Vec<Value> {
 }
 
 /// Makes or deletes Pods until as many are active as asked. Returns why Pods could not be made.
-fn manage_replicas(store: &Store, state: &mut State, replica_set: &Value) -> Option<String> {
+fn manage_replicas(store: &Store, state: &mut State, kind: Kind, replica_set: &Value) -> Option<String> {
+    let (type_meta, source) = controller_of(kind);
     let pods = active_pods(state, replica_set);
     let wanted = usize::try_from(int_at(replica_set, "/spec/replicas", 1)).unwrap_or(0);
     if pods.len() < wanted {
         for _ in pods.len()..wanted {
-            let pod = templates::pod_from(replica_set);
+            let pod = templates::pod_from(replica_set, type_meta);
             match objects::create(
                 store,
                 state,
@@ -63,8 +72,8 @@ fn manage_replicas(store: &Store, state: &mut State, replica_set: &Value) -> Opt
                     events::normal(
                         store,
                         state,
-                        Source::ReplicaSetController,
-                        KIND,
+                        source,
+                        type_meta,
                         replica_set,
                         "SuccessfulCreate",
                         message,
@@ -75,8 +84,8 @@ fn manage_replicas(store: &Store, state: &mut State, replica_set: &Value) -> Opt
                     events::warning(
                         store,
                         state,
-                        Source::ReplicaSetController,
-                        KIND,
+                        source,
+                        type_meta,
                         replica_set,
                         "FailedCreate",
                         message,
@@ -94,8 +103,8 @@ fn manage_replicas(store: &Store, state: &mut State, replica_set: &Value) -> Opt
             events::normal(
                 store,
                 state,
-                Source::ReplicaSetController,
-                KIND,
+                source,
+                type_meta,
                 replica_set,
                 "SuccessfulDelete",
                 message,
@@ -157,6 +166,7 @@ fn deletion_rank(pod: &Value) -> DeletionRank {
 fn update_status(
     store: &Store,
     state: &mut State,
+    kind: Kind,
     replica_set: &Value,
     pods: &[Value],
     failure: Option<String>,
@@ -188,12 +198,9 @@ fn update_status(
         }
     }
     if let Some(at) = next_available {
-        state.workloads.after(
-            at,
-            Kind::ReplicaSet,
-            meta::namespace(replica_set),
-            meta::name(replica_set),
-        );
+        state
+            .workloads
+            .after(at, kind, meta::namespace(replica_set), meta::name(replica_set));
     }
     let mut status = Map::new();
     status.insert("replicas".into(), json!(pods.len()));
@@ -219,7 +226,7 @@ fn update_status(
     objects::update(
         store,
         state,
-        Kind::ReplicaSet,
+        kind,
         replica_set,
         next,
         Component::ControllerManager,

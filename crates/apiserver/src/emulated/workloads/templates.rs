@@ -63,7 +63,7 @@ pub(crate) fn with_hash(labels: Option<&Value>, hash: &str) -> Value {
 
 /// The Pod a ReplicaSet makes from its template: named after it plus a generated suffix, with the
 /// template's labels, annotations, finalizers and spec, and the ReplicaSet as its controller.
-pub(crate) fn pod_from(replica_set: &Value) -> Value {
+pub(crate) fn pod_from(replica_set: &Value, (api_version, kind): (&str, &str)) -> Value {
     let template = replica_set.pointer("/spec/template").cloned().unwrap_or_default();
     let mut metadata = Map::new();
     metadata.insert(
@@ -78,7 +78,7 @@ pub(crate) fn pod_from(replica_set: &Value) -> Value {
     }
     metadata.insert(
         "ownerReferences".into(),
-        json!([controller_reference("apps/v1", "ReplicaSet", replica_set)]),
+        json!([controller_reference(api_version, kind, replica_set)]),
     );
     json!({
         "apiVersion": "v1", "kind": "Pod",

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use apimachinery::resource::ResourceType;
 use serde_json::Value;
 
-use super::{FieldValidation, State, Store, WriteOptions, lifecycle, meta, subject};
+use super::{
+    FieldValidation, State, Store, WriteOptions, lifecycle, meta, subject, write::GENERATED_SUFFIX_LEN,
+};
 use crate::{
     emulated,
     error::{Error, Result},
@@ -125,7 +127,7 @@ impl Store {
         emulated::on_admit(state, rt, None, object, None)
             .map_err(|causes| invalid(rt, meta::name(object), causes))?;
         emulated::admit_quota(state, rt, None, object, None).map_err(|message| Error::AdmissionForbidden {
-            subject: subject(rt, meta::name(object)),
+            subject: subject(rt, admitted_name(object)),
             message,
         })
     }
@@ -147,6 +149,18 @@ impl Store {
             }
         })
     }
+}
+
+/// The name kube-apiserver's admission errors give a created object: its generateName when the name
+/// is generated from it, for admission runs before the name is generated there (so a controller's
+/// refused creates all read alike, as a ReplicaSet's FailedCreate Events do).
+fn admitted_name(object: &Value) -> &str {
+    let name = meta::name(object);
+    let generated_from = meta::str_at(object, "/metadata/generateName").filter(|prefix| {
+        name.strip_prefix(prefix)
+            .is_some_and(|suffix| suffix.len() == GENERATED_SUFFIX_LEN)
+    });
+    generated_from.unwrap_or(name)
 }
 
 /// The duplicate and unknown fields of a write, as `fieldValidation` says: a 400 (Strict), the

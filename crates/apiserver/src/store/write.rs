@@ -472,12 +472,16 @@ fn unchanged(old: &Value, new: &Value) -> bool {
     strip(old) == strip(new)
 }
 
-/// Five characters from the alphabet kube-apiserver uses for generateName (no vowels, no lookalikes).
+/// How many characters generateName's suffix has.
+pub(super) const GENERATED_SUFFIX_LEN: usize = 5;
+
+/// [`GENERATED_SUFFIX_LEN`] characters from the alphabet kube-apiserver uses for generateName (no
+/// vowels, no lookalikes).
 fn random_suffix() -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = rand::rng();
-    (0..5)
+    (0..GENERATED_SUFFIX_LEN)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
         .collect()
 }

@@ -35,12 +35,8 @@ fi
 
 # /version must answer the release the module pins, as a released binary does: clients pick
 # behaviour by it, and an unstamped build says v0.0.0.
-version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
-minor=$(echo "$version" | cut -d. -f2)
-stamp_flags=""
-for key in "gitVersion=$version" "gitMajor=1" "gitMinor=$minor" "gitTreeState=clean" "buildDate=1970-01-01T00:00:00Z"; do
-  stamp_flags+=" -X k8s.io/component-base/version.$key -X k8s.io/client-go/pkg/version.$key"
-done
+# shellcheck source=../release-stamp.sh
+source "$here/../release-stamp.sh"
 
 mkdir -p "$out"
 log "building ${stale[*]} ($version) into $out"

@@ -20,12 +20,8 @@ fi
 
 # The suite reports the release it was built from (`e2e.test --version`), and the specs that compare
 # the server's version with their own read it: an unstamped build says v0.0.0.
-version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
-minor=$(echo "$version" | cut -d. -f2)
-stamp_flags=""
-for key in "gitVersion=$version" "gitMajor=1" "gitMinor=$minor" "gitTreeState=clean" "buildDate=1970-01-01T00:00:00Z"; do
-  stamp_flags+=" -X k8s.io/component-base/version.$key -X k8s.io/client-go/pkg/version.$key"
-done
+# shellcheck source=../release-stamp.sh
+source "$here/../release-stamp.sh"
 
 mkdir -p "$out"
 rm -f "$stamp"

@@ -20,6 +20,7 @@ pub mod error;
 pub mod flowcontrol;
 pub mod http;
 pub mod store;
+pub mod token_holder;
 pub mod webhooks;
 
 use std::{
@@ -106,9 +107,10 @@ impl ApiServer {
             events: config.history_capacity,
             bytes: config.history_bytes,
         };
-        let store = Store::open(history, data_dir)?;
+        let controllers = Arc::new(emulated::Controllers::default());
+        let store = Store::open(history, data_dir, controllers.clone())?;
         if config.simulated_node {
-            store.simulate_node();
+            emulated::simulate_node(&store);
         }
         let auth = match (config.auth, data_dir) {
             (Auth::GeneratedToken, Some(dir)) => Auth::Token(kept_token(dir)?),
@@ -125,7 +127,7 @@ impl ApiServer {
             .await
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr)))?;
         let addr = listener.local_addr()?;
-        store.serve_on(addr.port());
+        emulated::serve_on(&store, addr.port());
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
@@ -137,6 +139,7 @@ impl ApiServer {
             watch_list: config.watch_list,
             service_account_tokens: Default::default(),
             flow_control: Default::default(),
+            controllers,
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);
@@ -246,7 +249,7 @@ async fn tick_workloads(store: std::sync::Weak<Store>) {
             return;
         };
         // The lock is taken off the runtime's threads: a write may wait on the disk.
-        let _ = tokio::task::spawn_blocking(move || store.tick_workloads()).await;
+        let _ = tokio::task::spawn_blocking(move || emulated::tick(&store)).await;
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Attributes, matching::Matched};
 use crate::{
     error::{Error, Result},
-    http::reviews,
+    token_holder,
     webhooks::{Converter, client, endpoint},
 };
 
@@ -156,7 +156,7 @@ fn review(
         "requestKind": kind(&attributes.rt),
         "requestResource": resource(&attributes.rt),
         "operation": super::operation_name(&attributes.operation),
-        "userInfo": {"username": reviews::USER, "uid": reviews::USER, "groups": reviews::GROUPS},
+        "userInfo": {"username": token_holder::USER, "uid": token_holder::USER, "groups": token_holder::GROUPS},
         "object": object,
         "oldObject": old,
         "dryRun": attributes.dry_run,

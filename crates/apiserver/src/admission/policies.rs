@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::{Attributes, matching};
 use crate::{
     error::{Error, Result},
-    http::reviews,
     store::{Store, subject},
+    token_holder,
 };
 
 const GROUP: &str = "admissionregistration.k8s.io";
@@ -125,7 +125,7 @@ fn request_of(attributes: &Attributes) -> Value {
         "name": attributes.name,
         "namespace": attributes.namespace,
         "operation": super::operation_name(&attributes.operation),
-        "userInfo": {"username": reviews::USER, "uid": reviews::USER, "groups": reviews::GROUPS},
+        "userInfo": {"username": token_holder::USER, "uid": token_holder::USER, "groups": token_holder::GROUPS},
         "dryRun": attributes.dry_run,
         "options": attributes.options,
     });

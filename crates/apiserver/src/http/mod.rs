@@ -61,6 +61,8 @@ pub struct Shared {
     pub service_account_tokens: Arc<service_account_tokens::ServiceAccountTokens>,
     /// How requests are classified by the FlowSchemas (API Priority and Fairness).
     pub flow_control: crate::flowcontrol::Classifier,
+    /// The emulated controllers the store runs with.
+    pub controllers: Arc<crate::emulated::Controllers>,
 }
 
 impl Shared {

@@ -110,32 +110,33 @@ fn enqueue(store: &Store, state: &mut State, kind: Kind, object: &Value) {
     for above in above {
         if let Some(owner) = objects::controller(store, state, *above, object) {
             state
-                .workloads
+                .extensions
+                .get::<Queue>()
                 .push((*above, namespace.clone(), meta::name(&owner).to_owned()));
         }
     }
-    state.workloads.push((kind, namespace, name));
+    state.extensions.get::<Queue>().push((kind, namespace, name));
 }
 
 /// Syncs what the timers say is due.
 pub(crate) fn tick(store: &Store, state: &mut State) {
     let now = jiff::Timestamp::now().as_second();
-    while let Some(first) = state.workloads.timers.first().cloned() {
+    while let Some(first) = state.extensions.get::<Queue>().timers.first().cloned() {
         if first.0 > now {
             break;
         }
-        state.workloads.timers.remove(&first);
-        state.workloads.push(first.1);
+        state.extensions.get::<Queue>().timers.remove(&first);
+        state.extensions.get::<Queue>().push(first.1);
     }
     drain(store, state);
 }
 
 fn drain(store: &Store, state: &mut State) {
-    if std::mem::replace(&mut state.workloads.draining, true) {
+    if std::mem::replace(&mut state.extensions.get::<Queue>().draining, true) {
         return;
     }
     let mut syncs = 0;
-    while let Some((kind, namespace, name)) = state.workloads.pop() {
+    while let Some((kind, namespace, name)) = state.extensions.get::<Queue>().pop() {
         syncs += 1;
         if syncs > SYNCS_PER_DRAIN {
             tracing::warn!(
@@ -144,7 +145,7 @@ fn drain(store: &Store, state: &mut State) {
                 name,
                 "workload controllers did not settle; stopped"
             );
-            state.workloads.reset();
+            state.extensions.get::<Queue>().reset();
             break;
         }
         match kind {
@@ -156,5 +157,5 @@ fn drain(store: &Store, state: &mut State) {
             Kind::Node | Kind::Event => {}
         }
     }
-    state.workloads.draining = false;
+    state.extensions.get::<Queue>().draining = false;
 }

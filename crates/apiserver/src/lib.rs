@@ -298,7 +298,7 @@ fn kept_token(dir: &Path) -> std::io::Result<String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(unreadable(e)),
     }
-    let token = http::auth::generate_token();
+    let token = http::random_token::generate_token();
     // Synced: a token lost to a power cut would lock out the kubeconfigs handed out since.
     write_private(&path, token.as_bytes())
         .and_then(|file| file.sync_all())

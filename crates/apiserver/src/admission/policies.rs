@@ -7,7 +7,7 @@
 use apimachinery::admission_policy::{self, Failure, Inputs};
 use serde_json::{Value, json};
 
-use super::{Attributes, matching};
+use super::{attributes::Attributes, matching};
 use crate::{
     error::{Error, Result},
     store::{Store, subject},
@@ -124,7 +124,7 @@ fn request_of(attributes: &Attributes) -> Value {
         "requestResource": {"group": rt.group, "version": rt.version, "resource": rt.plural},
         "name": attributes.name,
         "namespace": attributes.namespace,
-        "operation": super::operation_name(&attributes.operation),
+        "operation": super::attributes::operation_name(&attributes.operation),
         "userInfo": {"username": token_holder::USER, "uid": token_holder::USER, "groups": token_holder::GROUPS},
         "dryRun": attributes.dry_run,
         "options": attributes.options,

@@ -16,7 +16,7 @@ use axum::{
 use super::{
     Shared,
     audit::{self, Attributes},
-    auth::Identity,
+    identity::Identity,
 };
 use crate::{
     flowcontrol::{Target, User},

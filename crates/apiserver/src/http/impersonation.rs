@@ -7,8 +7,8 @@
 use axum::http::HeaderMap;
 
 use super::{
-    auth::Identity,
     authorization::{self, Action, Requester},
+    identity::Identity,
 };
 use crate::{
     error::Error,

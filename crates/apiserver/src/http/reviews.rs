@@ -11,7 +11,7 @@ use apimachinery::{
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth::Identity, respond};
+use super::{identity::Identity, respond};
 use crate::error::{Error, Result, Subject};
 
 use crate::token_holder::{GROUPS, USER};

@@ -7,10 +7,7 @@ use std::sync::Arc;
 use apimachinery::resource::ResourceType;
 use serde_json::Value;
 
-use super::{
-    FieldValidation, Refusal, State, Store, WriteOptions, lifecycle, meta, subject,
-    write::GENERATED_SUFFIX_LEN,
-};
+use super::{FieldValidation, Refusal, State, Store, WriteOptions, generated_name, lifecycle, meta, subject};
 use crate::error::{Error, Result};
 
 pub(super) fn kind_group(rt: &ResourceType) -> String {
@@ -168,7 +165,7 @@ fn admitted_name(object: &Value) -> &str {
     let name = meta::name(object);
     let generated_from = meta::str_at(object, "/metadata/generateName").filter(|prefix| {
         name.strip_prefix(prefix)
-            .is_some_and(|suffix| suffix.len() == GENERATED_SUFFIX_LEN)
+            .is_some_and(|suffix| suffix.len() == generated_name::SUFFIX_LEN)
     });
     generated_from.unwrap_or(name)
 }

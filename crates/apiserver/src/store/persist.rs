@@ -33,7 +33,10 @@ use std::{
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 
-use super::{EventType, StoredEvent, meta};
+use super::{
+    event::{EventType, StoredEvent},
+    meta,
+};
 
 /// Storage key, namespace ("" when cluster-scoped), name -> the object as JSON.
 const OBJECTS: TableDefinition<(&str, &str, &str), &[u8]> = TableDefinition::new("objects");

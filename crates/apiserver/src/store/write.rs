@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::{
     State, Store, WriteOptions, Written,
     admission::{check_body_identity, check_type_meta, invalid},
-    lifecycle, meta, subject,
+    generated_name, lifecycle, meta, subject,
 };
 use crate::error::{Error, Result};
 
@@ -140,7 +140,10 @@ impl Store {
                     .and_then(Value::as_str)
                     .map(str::to_owned)
             {
-                metadata.insert("name".into(), json!(format!("{prefix}{}", random_suffix())));
+                metadata.insert(
+                    "name".into(),
+                    json!(format!("{prefix}{}", generated_name::random_suffix())),
+                );
             }
             for field in [
                 "uid",
@@ -436,20 +439,6 @@ fn unchanged(old: &Value, new: &Value) -> bool {
         copy
     };
     strip(old) == strip(new)
-}
-
-/// How many characters generateName's suffix has.
-pub(super) const GENERATED_SUFFIX_LEN: usize = 5;
-
-/// [`GENERATED_SUFFIX_LEN`] characters from the alphabet kube-apiserver uses for generateName (no
-/// vowels, no lookalikes).
-fn random_suffix() -> String {
-    use rand::Rng;
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = rand::rng();
-    (0..GENERATED_SUFFIX_LEN)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
 }
 
 /// Records a write in `new`'s managedFields as an Update by `manager`, by the type of `rt`'s objects.

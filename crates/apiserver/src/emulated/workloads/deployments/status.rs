@@ -237,7 +237,7 @@ impl Pass<'_> {
             );
             self.state
                 .extensions
-                .get::<crate::emulated::workloads::Queue>()
+                .get::<crate::emulated::workloads::queue::Queue>()
                 .after(at + 1, Kind::Deployment, &namespace, &name);
         }
     }

@@ -1,11 +1,21 @@
 //! An embedded Kubernetes-compatible API server: one process, in memory (or kept in a data dir, see
 //! [`Config::data_dir`]), faithful enough that kube-rs, kubectl and the Python client work against it
-//! unmodified. The map:
-//! - [`http`]: routing, content negotiation, Status errors, watch streaming, TLS, the opt-in request
-//!   audit.
-//! - [`store`]: objects, the global resourceVersion, the event history ring, every write's semantics.
-//! - [`emulated`]: what kube-controller-manager would do (garbage collection, namespaces, Deployments).
-//! - The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
+//! unmodified. Its layers, each calling only the ones below it:
+//!
+//! ```text
+//!  http/         endpoints: routing, authentication, one request reader (request.rs), resources by
+//!    |           verb (resources.rs), subresources beside them, watch streams, Status errors
+//!  admission/    the stage of a write that calls out: admission webhooks and policies, conversion
+//!    |
+//!  store/        every write's semantics and the objects: decoding, defaulting, validation and
+//!    |           managedFields, then resourceVersions, the watch history, persistence. It names no
+//!    |           controller: what kinds add to a write comes through its `Hooks`
+//!    ^ implements store::Hooks (wired in by ApiServer::start)
+//!  emulated/     what kube-controller-manager and a kubelet would do: garbage collection, namespaces,
+//!                workloads, quotas, Service addresses; flowcontrol/ keeps API Priority and Fairness
+//! ```
+//!
+//! The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
 //!
 //! Requirement ids (D1, W6, P3 ...) refer to docs/apiserver-requirements.md.
 

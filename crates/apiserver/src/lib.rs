@@ -1,11 +1,21 @@
 //! An embedded Kubernetes-compatible API server: one process, in memory (or kept in a data dir, see
 //! [`Config::data_dir`]), faithful enough that kube-rs, kubectl and the Python client work against it
-//! unmodified. The map:
-//! - [`http`]: routing, content negotiation, Status errors, watch streaming, TLS, the opt-in request
-//!   audit.
-//! - [`store`]: objects, the global resourceVersion, the event history ring, every write's semantics.
-//! - [`emulated`]: what kube-controller-manager would do (garbage collection, namespaces, Deployments).
-//! - The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
+//! unmodified. Its layers, each calling only the ones below it:
+//!
+//! ```text
+//!  http/         endpoints: routing, authentication, one request reader (request.rs), resources by
+//!    |           verb (resources.rs), subresources beside them, watch streams, Status errors
+//!  admission/    the stage of a write that calls out: admission webhooks and policies, conversion
+//!    |
+//!  store/        every write's semantics and the objects: decoding, defaulting, validation and
+//!    |           managedFields, then resourceVersions, the watch history, persistence. It names no
+//!    |           controller: what kinds add to a write comes through its `Hooks`
+//!    ^ implements store::Hooks (wired in by ApiServer::start)
+//!  emulated/     what kube-controller-manager and a kubelet would do: garbage collection, namespaces,
+//!                workloads, quotas, Service addresses; flowcontrol/ keeps API Priority and Fairness
+//! ```
+//!
+//! The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
 //!
 //! Requirement ids (D1, W6, P3 ...) refer to docs/apiserver-requirements.md.
 
@@ -20,6 +30,7 @@ pub mod error;
 pub mod flowcontrol;
 pub mod http;
 pub mod store;
+pub mod token_holder;
 pub mod webhooks;
 
 use std::{
@@ -106,9 +117,10 @@ impl ApiServer {
             events: config.history_capacity,
             bytes: config.history_bytes,
         };
-        let store = Store::open(history, data_dir)?;
+        let controllers = Arc::new(emulated::Controllers::default());
+        let store = Store::open(history, data_dir, controllers.clone())?;
         if config.simulated_node {
-            store.simulate_node();
+            emulated::simulate_node(&store);
         }
         let auth = match (config.auth, data_dir) {
             (Auth::GeneratedToken, Some(dir)) => Auth::Token(kept_token(dir)?),
@@ -125,7 +137,7 @@ impl ApiServer {
             .await
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr)))?;
         let addr = listener.local_addr()?;
-        store.serve_on(addr.port());
+        emulated::serve_on(&store, addr.port());
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
@@ -137,6 +149,7 @@ impl ApiServer {
             watch_list: config.watch_list,
             service_account_tokens: Default::default(),
             flow_control: Default::default(),
+            controllers,
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);
@@ -246,7 +259,7 @@ async fn tick_workloads(store: std::sync::Weak<Store>) {
             return;
         };
         // The lock is taken off the runtime's threads: a write may wait on the disk.
-        let _ = tokio::task::spawn_blocking(move || store.tick_workloads()).await;
+        let _ = tokio::task::spawn_blocking(move || emulated::tick(&store)).await;
     }
 }
 
@@ -295,7 +308,7 @@ fn kept_token(dir: &Path) -> std::io::Result<String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(unreadable(e)),
     }
-    let token = http::auth::generate_token();
+    let token = http::random_token::generate_token();
     // Synced: a token lost to a power cut would lock out the kubeconfigs handed out since.
     write_private(&path, token.as_bytes())
         .and_then(|file| file.sync_all())

@@ -6,10 +6,10 @@ use apimachinery::resource::ResourceType;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::{Attributes, matching::Matched};
+use super::{attributes::Attributes, matching::Matched};
 use crate::{
     error::{Error, Result},
-    http::reviews,
+    token_holder,
     webhooks::{Converter, client, endpoint},
 };
 
@@ -155,8 +155,8 @@ fn review(
         "resource": resource(as_type),
         "requestKind": kind(&attributes.rt),
         "requestResource": resource(&attributes.rt),
-        "operation": super::operation_name(&attributes.operation),
-        "userInfo": {"username": reviews::USER, "uid": reviews::USER, "groups": reviews::GROUPS},
+        "operation": super::attributes::operation_name(&attributes.operation),
+        "userInfo": {"username": token_holder::USER, "uid": token_holder::USER, "groups": token_holder::GROUPS},
         "object": object,
         "oldObject": old,
         "dryRun": attributes.dry_run,

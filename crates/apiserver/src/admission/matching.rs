@@ -5,7 +5,7 @@
 use apimachinery::{resource::ResourceType, selector::LabelSelector};
 use serde_json::Value;
 
-use super::Attributes;
+use super::attributes::Attributes;
 use crate::store::{Store, meta};
 
 /// Mutating or validating.
@@ -184,7 +184,10 @@ fn rule_matches(rule: &Value, rt: &ResourceType, attributes: &Attributes) -> boo
         .and_then(Value::as_array)
         .is_none_or(|names| names.is_empty() || names.iter().any(|n| n == attributes.name.as_str()));
     named
-        && listed("operations", super::operation_name(&attributes.operation))
+        && listed(
+            "operations",
+            super::attributes::operation_name(&attributes.operation),
+        )
         && listed("apiGroups", &rt.group)
         && listed("apiVersions", &rt.version)
         && scope_matches

@@ -10,6 +10,7 @@
 //! resourceVersion, the whole stage runs again against the new current object, as the real server's
 //! `GuaranteedUpdate` does.
 
+mod attributes;
 pub mod call;
 pub mod matching;
 mod policies;
@@ -25,36 +26,11 @@ use crate::{
     store::{DeleteOptions, DeletePropagation, FieldValidation, Store, WriteOptions, Written, meta},
     webhooks::{Converter, conversion},
 };
+pub use attributes::{Attributes, operation_name};
 use matching::Phase;
 
 /// How often a write is tried again after another write changed its object meanwhile.
 const RETRIES: usize = 8;
-
-/// What a review describes (its request fields).
-#[derive(Debug, Clone)]
-pub struct Attributes {
-    pub rt: Arc<ResourceType>,
-    pub namespace: String,
-    pub name: String,
-    pub subresource: Option<String>,
-    pub operation: Operation,
-    /// The object as it would be stored (none for a delete).
-    pub object: Option<Value>,
-    /// The current object (updates and deletes).
-    pub old: Option<Value>,
-    pub dry_run: bool,
-    /// `CreateOptions`, `UpdateOptions` or `DeleteOptions` (meta.k8s.io/v1).
-    pub options: Value,
-}
-
-pub fn operation_name(operation: &Operation) -> &'static str {
-    match operation {
-        Operation::Create => "CREATE",
-        Operation::Update => "UPDATE",
-        Operation::Delete => "DELETE",
-        Operation::Connect => "CONNECT",
-    }
-}
 
 /// What a write asks for.
 pub enum Change<'a> {

@@ -7,11 +7,11 @@
 use apimachinery::admission_policy::{self, Failure, Inputs};
 use serde_json::{Value, json};
 
-use super::{Attributes, matching};
+use super::{attributes::Attributes, matching};
 use crate::{
     error::{Error, Result},
-    http::reviews,
     store::{Store, subject},
+    token_holder,
 };
 
 const GROUP: &str = "admissionregistration.k8s.io";
@@ -124,8 +124,8 @@ fn request_of(attributes: &Attributes) -> Value {
         "requestResource": {"group": rt.group, "version": rt.version, "resource": rt.plural},
         "name": attributes.name,
         "namespace": attributes.namespace,
-        "operation": super::operation_name(&attributes.operation),
-        "userInfo": {"username": reviews::USER, "uid": reviews::USER, "groups": reviews::GROUPS},
+        "operation": super::attributes::operation_name(&attributes.operation),
+        "userInfo": {"username": token_holder::USER, "uid": token_holder::USER, "groups": token_holder::GROUPS},
         "dryRun": attributes.dry_run,
         "options": attributes.options,
     });

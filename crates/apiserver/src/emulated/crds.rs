@@ -2,10 +2,33 @@
 //! write of their own right after (as kube-apiserver's naming and establishing controllers do), and torn
 //! down with every custom resource they serve (L6).
 
+use std::collections::{BTreeMap, HashMap};
+
 use apimachinery::{FieldCause, resource::ResourceType, schema::validate_crd};
 use serde_json::{Value, json};
 
-use crate::store::{DeletePropagation, State, Store, meta, record_update, storage_key};
+use crate::store::{DeletePropagation, Registry, State, Store, meta, record_update, storage_key};
+
+/// Serves again the custom resources of every stored CRD, as admitting them did before a restart.
+/// A CRD being deleted is served too, so that its teardown can finish.
+pub(super) fn register_stored(
+    registry: &mut Registry,
+    objects: &HashMap<String, BTreeMap<(String, String), Value>>,
+) {
+    let Some(crds) = objects.get("apiextensions.k8s.io/customresourcedefinitions") else {
+        return;
+    };
+    for crd in crds.values() {
+        match apimachinery::resource::from_crd(crd) {
+            Ok(types) => registry.set_crd(meta::name(crd), types),
+            Err(causes) => tracing::warn!(
+                crd = meta::name(crd),
+                causes = %apimachinery::error::render_causes(&causes),
+                "a stored CRD is no longer valid; its resources are not served"
+            ),
+        }
+    }
+}
 
 const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 /// The field manager kube-apiserver's own CRD controllers write as.

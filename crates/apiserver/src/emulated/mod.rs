@@ -19,22 +19,209 @@ mod service_accounts;
 mod services;
 pub(crate) mod workloads;
 
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::atomic::{AtomicU64, Ordering},
+};
+
 use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::Value;
 
-pub(crate) use garbage_collector::WorkList as CollectorWork;
-pub(crate) use resource_quotas::Pending as QuotaWork;
-pub(crate) use services::addresses::ServiceAddresses;
+use services::addresses::ServiceAddresses;
 pub use workloads::node::NEVER_READY_ANNOTATION;
 
-use crate::store::{DeletePropagation, State, Store};
+use crate::store::{
+    DeletePropagation, Extensions, Hooks, Refusal, Registry, State, Store, StoredEvent, meta, storage_key,
+};
+
+/// The emulated controllers, as the store's hooks: `ApiServer::start` opens the store with them.
+#[derive(Debug, Default)]
+pub struct Controllers {
+    /// Counts the changes of FlowSchemas and PriorityLevelConfigurations, which every request is
+    /// classified by: read without the lock, it says when the classification must be built again.
+    flow_control_changes: AtomicU64,
+}
+
+impl Controllers {
+    /// How many times the API Priority and Fairness configuration changed so far.
+    pub fn flow_control_changes(&self) -> u64 {
+        self.flow_control_changes.load(Ordering::Acquire)
+    }
+}
 
 fn is(rt: &ResourceType, group: &str, plural: &str) -> bool {
     rt.group == group && rt.plural == plural
 }
 
+impl Hooks for Controllers {
+    fn open(
+        &self,
+        registry: &mut Registry,
+        extensions: &mut Extensions,
+        objects: &HashMap<String, BTreeMap<(String, String), Value>>,
+    ) {
+        crds::register_stored(registry, objects);
+        extensions.set(ServiceAddresses::build(objects.get(services::STORAGE_KEY)));
+    }
+
+    fn populate(&self, store: &Store, state: &mut State) {
+        namespaces::create_defaults(store, state);
+        api_services::reconcile(store, state);
+        crate::flowcontrol::ensure_configuration(store, state);
+    }
+
+    fn recover(&self, state: &mut State) {
+        state.extensions.get::<garbage_collector::WorkList>().reset();
+        state.extensions.get::<workloads::Queue>().reset();
+    }
+
+    fn admit(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        old: Option<&Value>,
+        object: &mut Value,
+        subresource: Option<&str>,
+    ) -> Result<(), Refusal> {
+        on_admit(state, rt, old, object, subresource).map_err(Refusal::Invalid)?;
+        resource_quotas::admit(state, rt, old, object, subresource).map_err(Refusal::Forbidden)
+    }
+
+    fn indexed(&self, state: &mut State, key: &str, before: Option<&Value>, after: Option<&Value>) {
+        if key == services::STORAGE_KEY {
+            state.extensions.get::<ServiceAddresses>().record(before, after);
+        }
+    }
+
+    fn published(&self, event: &StoredEvent) {
+        if crate::flowcontrol::configures(&event.resource) {
+            self.flow_control_changes.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// A namespace waits for its `spec.finalizers` too, as kube-apiserver's namespace registry does.
+    fn may_go(&self, rt: &ResourceType, object: &Value) -> bool {
+        !is(rt, "", "namespaces") || namespaces::spec_finalizers(object).is_empty()
+    }
+
+    fn after_write(
+        &self,
+        store: &Store,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+        previous_references: &[Value],
+        stored: &Value,
+    ) {
+        if crate::flowcontrol::configures(&storage_key(rt)) {
+            crate::flowcontrol::keep_dangling_conditions(store, state);
+        }
+        if !garbage_collector::after_write(store, state, rt, namespace, name, previous_references, stored) {
+            return;
+        }
+        workloads::after_write(store, state, rt, stored);
+        resource_quotas::after_write(store, state, rt, namespace, stored);
+        service_accounts::after_write(store, state, rt, stored);
+        if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
+            crds::establish(store, state, rt, stored);
+            api_services::reconcile(store, state);
+        }
+    }
+
+    /// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one
+    /// (directly, by deletecollection or by garbage collection) is 403.
+    fn check_deletable(&self, rt: &ResourceType, name: &str) -> Result<(), crate::error::Error> {
+        if is(rt, "", "namespaces") && namespaces::IMMORTAL.contains(&name) {
+            return Err(crate::error::Error::Forbidden(format!(
+                "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+            )));
+        }
+        Ok(())
+    }
+
+    fn on_delete(
+        &self,
+        store: &Store,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        object: &Value,
+        propagation: DeletePropagation,
+    ) -> Option<Value> {
+        if is(rt, "", "namespaces") {
+            return Some(namespaces::terminate(store, state, rt, object));
+        }
+        if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
+            return Some(crds::terminate(store, state, rt, object));
+        }
+        match propagation {
+            DeletePropagation::Background => None,
+            DeletePropagation::Orphan => Some(garbage_collector::delete_orphaning(
+                store, state, rt, namespace, object,
+            )),
+            DeletePropagation::Foreground => {
+                garbage_collector::delete_in_foreground(store, state, rt, namespace, object)
+            }
+        }
+    }
+
+    /// Collects the dependents, finishes namespace or CRD teardown.
+    fn after_remove(
+        &self,
+        store: &Store,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        object: &Value,
+    ) {
+        garbage_collector::after_remove(store, state, object);
+        if crate::flowcontrol::configures(&storage_key(rt)) {
+            crate::flowcontrol::keep_dangling_conditions(store, state);
+        }
+        workloads::after_remove(store, state, rt, object);
+        resource_quotas::after_remove(store, state, rt, namespace);
+        service_accounts::after_remove(store, state, rt, namespace, object);
+        if is(rt, "", "services")
+            && namespace == kubernetes_service::NAMESPACE
+            && meta::name(object) == kubernetes_service::NAME
+        {
+            kubernetes_service::restore(store, state);
+        }
+        if !namespace.is_empty() {
+            namespaces::finish_if_empty(store, state, namespace);
+        }
+        if rt.schema.is_some() || !rt.is_builtin() {
+            crds::finish_if_empty(store, state, rt);
+        }
+    }
+}
+
+/// Keeps the `kubernetes` Service pointing at `port`, where the server now listens (B6).
+pub fn serve_on(store: &Store, port: u16) {
+    let mut state = store.write_lock();
+    kubernetes_service::reconcile(store, &mut state, port);
+    let _ = store.settle(state, Ok(()));
+}
+
+/// Simulates a node from now on (see [`workloads::node`]), registering it if missing.
+pub fn simulate_node(store: &Store) {
+    let mut state = store.write_lock();
+    workloads::node::start(store, &mut state);
+    let _ = store.settle(state, Ok(()));
+}
+
+/// Syncs the workloads whose time has come (a Pod ready long enough to be available, a rollout past
+/// its deadline) and the quotas whose resync is due; called about once a second.
+pub fn tick(store: &Store) {
+    let mut state = store.write_lock();
+    workloads::tick(store, &mut state);
+    resource_quotas::resync_if_due(store, &mut state);
+    let _ = store.settle(state, Ok(()));
+}
+
 /// Kind-specific admission on create (`old` = None) and update, made through `subresource` if any.
-pub(crate) fn on_admit(
+fn on_admit(
     state: &mut State,
     rt: &ResourceType,
     old: Option<&Value>,
@@ -73,33 +260,10 @@ pub(crate) fn on_admit(
     }
 }
 
-/// kube-apiserver's ResourceQuota admission of a create (`old` = None) or an update (Q1): why the
-/// namespace's quotas refuse it, if they do.
-pub(crate) fn admit_quota(
-    state: &mut State,
-    rt: &ResourceType,
-    old: Option<&Value>,
-    object: &Value,
-    subresource: Option<&str>,
-) -> Result<(), String> {
-    resource_quotas::admit(state, rt, old, object, subresource)
-}
-
-/// Measures every quota again when its resync is due (Q1).
-pub(crate) fn resync_quotas(store: &Store, state: &mut State) {
-    resource_quotas::resync_if_due(store, state);
-}
-
-/// Whether an object being deleted whose finalizers are all gone may go with this update: a namespace
-/// waits for its `spec.finalizers` too, as kube-apiserver's namespace registry does.
-pub(crate) fn may_go(rt: &ResourceType, object: &Value) -> bool {
-    !is(rt, "", "namespaces") || namespaces::spec_finalizers(object).is_empty()
-}
-
 /// A new certificate signing request names who asked for it, as kube-apiserver fills it in from the
 /// request's user, whatever the body says: here the one holder of the token.
 fn requested_by_the_token_holder(object: &mut Value) {
-    use crate::http::reviews::{GROUPS, USER};
+    use crate::token_holder::{GROUPS, USER};
     if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
         spec.insert("username".into(), USER.into());
         spec.insert("uid".into(), USER.into());
@@ -114,7 +278,7 @@ fn requested_by_the_token_holder(object: &mut Value) {
 /// A CSR's conditions without times get them, as kube-apiserver stamps them: updated now, and in
 /// transition since now unless the condition held the same status before.
 fn stamp_conditions(old: &Value, object: &mut Value) {
-    let now = crate::store::meta::now_rfc3339();
+    let now = meta::now_rfc3339();
     let before = old
         .pointer("/status/conditions")
         .and_then(Value::as_array)
@@ -149,114 +313,10 @@ fn stamp_conditions(old: &Value, object: &mut Value) {
     }
 }
 
-/// Follow-up writes after `name` was stored as `stored`, over an object whose owner references were
-/// `previous_references` (none for a create).
-pub(crate) fn after_write(
-    store: &Store,
-    state: &mut State,
-    rt: &ResourceType,
-    namespace: &str,
-    name: &str,
-    previous_references: &[Value],
-    stored: &Value,
-) {
-    if crate::flowcontrol::configures(&crate::store::storage_key(rt)) {
-        crate::flowcontrol::keep_dangling_conditions(store, state);
-    }
-    if !garbage_collector::after_write(store, state, rt, namespace, name, previous_references, stored) {
-        return;
-    }
-    workloads::after_write(store, state, rt, stored);
-    resource_quotas::after_write(store, state, rt, namespace, stored);
-    service_accounts::after_write(store, state, rt, stored);
-    if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
-        crds::establish(store, state, rt, stored);
-        api_services::reconcile(store, state);
-    }
-}
-
-/// Registers the APIServices of what is served (B9).
-pub(crate) fn keep_api_services(store: &Store, state: &mut State) {
-    api_services::reconcile(store, state);
-}
-
-/// Creates the `kubernetes` Service, or points it at `port` (B6).
-pub(crate) fn keep_kubernetes_service(store: &Store, state: &mut State, port: u16) {
-    kubernetes_service::reconcile(store, state, port);
-}
-
-/// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one (directly,
-/// by deletecollection or by garbage collection) is 403.
-const IMMORTAL_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
-
-pub(crate) fn check_deletable(rt: &ResourceType, name: &str) -> Result<(), crate::error::Error> {
-    if is(rt, "", "namespaces") && IMMORTAL_NAMESPACES.contains(&name) {
-        return Err(crate::error::Error::Forbidden(format!(
-            "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
-        )));
-    }
-    Ok(())
-}
-
-/// Deletes that are more than marking or removing one object. `Some` when handled here.
-pub(crate) fn on_delete(
-    store: &Store,
-    state: &mut State,
-    rt: &ResourceType,
-    namespace: &str,
-    object: &Value,
-    propagation: DeletePropagation,
-) -> Option<Value> {
-    if is(rt, "", "namespaces") {
-        return Some(namespaces::terminate(store, state, rt, object));
-    }
-    if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
-        return Some(crds::terminate(store, state, rt, object));
-    }
-    match propagation {
-        DeletePropagation::Background => None,
-        DeletePropagation::Orphan => Some(garbage_collector::delete_orphaning(
-            store, state, rt, namespace, object,
-        )),
-        DeletePropagation::Foreground => {
-            garbage_collector::delete_in_foreground(store, state, rt, namespace, object)
-        }
-    }
-}
-
 /// After `namespaces/{name}/finalize`: a namespace being deleted that is empty and held by no one
 /// else's finalizer any more goes, as the namespace controller would see to.
 pub(crate) fn after_finalize(store: &Store, namespace: &str) -> Result<(), crate::error::Error> {
     let mut state = store.write_lock();
     namespaces::finish_if_empty(store, &mut state, namespace);
     store.settle(state, Ok(()))
-}
-
-/// After an object is gone for good: collect its dependents, finish namespace or CRD teardown.
-pub(crate) fn after_remove(
-    store: &Store,
-    state: &mut State,
-    rt: &ResourceType,
-    namespace: &str,
-    object: &Value,
-) {
-    garbage_collector::after_remove(store, state, object);
-    if crate::flowcontrol::configures(&crate::store::storage_key(rt)) {
-        crate::flowcontrol::keep_dangling_conditions(store, state);
-    }
-    workloads::after_remove(store, state, rt, object);
-    resource_quotas::after_remove(store, state, rt, namespace);
-    service_accounts::after_remove(store, state, rt, namespace, object);
-    if is(rt, "", "services")
-        && namespace == kubernetes_service::NAMESPACE
-        && crate::store::meta::name(object) == kubernetes_service::NAME
-    {
-        kubernetes_service::restore(store, state);
-    }
-    if !namespace.is_empty() {
-        namespaces::finish_if_empty(store, state, namespace);
-    }
-    if rt.schema.is_some() || !rt.is_builtin() {
-        crds::finish_if_empty(store, state, rt);
-    }
 }

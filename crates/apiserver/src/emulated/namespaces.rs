@@ -4,10 +4,30 @@
 use apimachinery::resource::ResourceType;
 use serde_json::{Value, json};
 
-use crate::store::{DeletePropagation, State, Store, meta};
+use crate::store::{DeletePropagation, State, Store, WriteOptions, meta};
 
 /// The namespace controller's finalizer, which it takes away once the namespace is empty.
 const KUBERNETES_FINALIZER: &str = "kubernetes";
+
+/// The namespaces every cluster has (L3).
+const DEFAULTS: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go.
+pub(super) const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
+
+/// Creates the namespaces every cluster has, when missing.
+pub(super) fn create_defaults(store: &Store, state: &mut State) {
+    let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
+        return;
+    };
+    for name in DEFAULTS {
+        if Store::stored_object(state, &rt, "", name).is_none() {
+            let object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            // Creating a fresh, valid namespace cannot fail.
+            let _ = store.create_locked(state, &rt, "", object, &WriteOptions::default());
+        }
+    }
+}
 
 /// The fields the namespace registry sets after the write's managedFields are recorded (its name
 /// label is a default: see `apimachinery::defaults`). A new namespace gets the namespace controller's

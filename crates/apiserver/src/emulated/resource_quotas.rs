@@ -48,7 +48,7 @@ pub(super) fn admit(
 ) -> Result<(), String> {
     if is_quota(rt) && old.is_none_or(|old| old.get("spec") != object.get("spec")) {
         let key = (meta::namespace(object).to_owned(), meta::name(object).to_owned());
-        state.quotas.changed.insert(key);
+        state.extensions.get::<Pending>().changed.insert(key);
     }
     let namespace = meta::namespace(object);
     let Some(evaluator) = Evaluator::of(&rt.group, &rt.plural).filter(|_| rt.namespaced) else {
@@ -81,7 +81,7 @@ pub(super) fn after_write(
     if is_quota(rt) {
         let key = (namespace.to_owned(), meta::name(stored).to_owned());
         // A new quota changes the count of quotas the others may limit: all are measured.
-        if state.quotas.changed.remove(&key) {
+        if state.extensions.get::<Pending>().changed.remove(&key) {
             sync_namespace(store, state, namespace, None);
         }
         return;
@@ -102,10 +102,10 @@ pub(super) fn after_remove(store: &Store, state: &mut State, rt: &ResourceType, 
 /// goes then.
 pub(super) fn resync_if_due(store: &Store, state: &mut State) {
     let now = now();
-    if now < state.quotas.next_resync {
+    if now < state.extensions.get::<Pending>().next_resync {
         return;
     }
-    state.quotas.next_resync = now + RESYNC_SECONDS;
+    state.extensions.get::<Pending>().next_resync = now + RESYNC_SECONDS;
     let namespaces: BTreeSet<String> = state
         .objects
         .get("/resourcequotas")

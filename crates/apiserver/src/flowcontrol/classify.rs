@@ -61,9 +61,11 @@ pub struct Classifier {
 
 impl Classifier {
     /// The FlowSchema `user`'s request for `target` matches; `None` when none does (the mandatory
-    /// `catch-all` was deleted and not yet created again).
-    pub fn classify(&self, store: &Store, user: &User, target: &Target) -> Option<Matched> {
-        let classification = self.current(store);
+    /// `catch-all` was deleted and not yet created again). `changes` counts the changes of the
+    /// configuration so far (read before the objects, so that a change made meanwhile builds the
+    /// classification again next time).
+    pub fn classify(&self, store: &Store, changes: u64, user: &User, target: &Target) -> Option<Matched> {
+        let classification = self.current(store, changes);
         classification
             .flow_schemas
             .iter()
@@ -74,9 +76,7 @@ impl Classifier {
             })
     }
 
-    fn current(&self, store: &Store) -> Arc<Classification> {
-        // Read before the objects, so that a change made meanwhile builds it again next time.
-        let changes = store.flow_control_changes();
+    fn current(&self, store: &Store, changes: u64) -> Arc<Classification> {
         let mut built = self
             .built
             .lock()

@@ -213,7 +213,10 @@ pub fn attributes(method: &Method, uri: &Uri) -> Option<Attributes> {
             path: uri.path().to_owned(),
         }));
     };
-    let query = uri.query().map(super::url_decode_pairs).unwrap_or_default();
+    let query = uri
+        .query()
+        .map(super::request::url_decode_pairs)
+        .unwrap_or_default();
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
     let verb = Verb::of(method, target.name.is_some(), watch)?;
     let name = match verb {
@@ -332,7 +335,7 @@ pub async fn with_response_body(
     let query = exchange
         .target
         .split_once('?')
-        .map(|(_, query)| super::url_decode_pairs(query))
+        .map(|(_, query)| super::request::url_decode_pairs(query))
         .unwrap_or_default();
     if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
         return (exchange, response);

@@ -14,11 +14,8 @@ use axum::{
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 
-use super::{respond, service_account_tokens::ServiceAccountTokens};
+use super::{identity::Identity, issued_tokens::ServiceAccountTokens, random_token::generate_token, respond};
 use crate::{error::Error, store::Store};
-
-/// Random bytes in a generated token: 256 bits, the strength of a kube-apiserver service-account key.
-const GENERATED_TOKEN_BYTES: usize = 32;
 
 /// Who may talk to the server.
 #[derive(Clone, Default)]
@@ -54,12 +51,6 @@ impl Auth {
     }
 }
 
-/// 64 lowercase hex digits from `rand`'s thread-local generator, a CSPRNG (ChaCha) seeded from the OS.
-pub fn generate_token() -> String {
-    let bytes: [u8; GENERATED_TOKEN_BYTES] = rand::random();
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 /// The token of an `Authorization` header, parsed as kube-apiserver does: the scheme is
 /// case-insensitive and the token is the next space-separated word.
 fn presented_token(value: &str) -> Option<&str> {
@@ -76,26 +67,6 @@ fn token_matches(presented: &str, expected: &SecretString) -> bool {
         .as_bytes()
         .ct_eq(expected.expose_secret().as_bytes())
         .into()
-}
-
-/// Who a request comes from, as its token says; handlers find it in the request's extensions.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Identity {
-    /// The holder of the server's own token (or anyone, with authentication off).
-    #[default]
-    Administrator,
-    /// The holder of a token issued through `serviceaccounts/{name}/token`.
-    ServiceAccount {
-        namespace: String,
-        name: String,
-        uid: String,
-    },
-    /// Whom the holder of a token acts as through `Impersonate-User` (and `-Group`, `-Uid`).
-    Impersonated {
-        user: String,
-        uid: String,
-        groups: Vec<String>,
-    },
 }
 
 /// What a presented token is checked against.
@@ -145,14 +116,6 @@ pub async fn require_bearer_token(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generated_tokens_are_64_hex_digits_and_differ() {
-        let (a, b) = (generate_token(), generate_token());
-        assert_eq!(a.len(), 2 * GENERATED_TOKEN_BYTES);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
-        assert_ne!(a, b);
-    }
 
     #[test]
     fn bearer_scheme_is_case_insensitive_and_other_schemes_are_ignored() {

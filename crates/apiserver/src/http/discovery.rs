@@ -6,8 +6,8 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::{
-    Call,
     openapi_cache::{self, Document, OpenApiCache},
+    request::Call,
     respond::{self, AGGREGATED_DISCOVERY, DiscoveryForm, Endpoint},
 };
 use crate::{error::Error, store::Store};

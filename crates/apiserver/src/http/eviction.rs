@@ -9,8 +9,9 @@ use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
 use super::{
-    Call, Shared,
-    resources::{delete_options_of, parse_body, write_options},
+    Shared,
+    request::Call,
+    request::{delete_options_of, parse_body, write_options},
     respond,
 };
 use crate::{

@@ -16,10 +16,12 @@ use axum::{
 use super::{
     Shared,
     audit::{self, Attributes},
-    auth::Identity,
-    reviews::{GROUPS, USER},
+    identity::Identity,
 };
-use crate::flowcontrol::{Target, User};
+use crate::{
+    flowcontrol::{Target, User},
+    token_holder::{GROUPS, USER},
+};
 
 const FLOW_SCHEMA_HEADER: &str = "x-kubernetes-pf-flowschema-uid";
 const PRIORITY_LEVEL_HEADER: &str = "x-kubernetes-pf-prioritylevel-uid";
@@ -60,9 +62,10 @@ pub async fn classify(State(shared): State<Arc<Shared>>, request: Request, next:
             path: request.uri().path().to_owned(),
         },
     };
+    let changes = shared.controllers.flow_control_changes();
     let matched = shared
         .flow_control
-        .classify(&shared.store, &user_of(&identity), &target);
+        .classify(&shared.store, changes, &user_of(&identity), &target);
     let mut response = next.run(request).await;
     if let Some(matched) = matched {
         let headers = response.headers_mut();

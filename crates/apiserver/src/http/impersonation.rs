@@ -7,11 +7,14 @@
 use axum::http::HeaderMap;
 
 use super::{
-    auth::Identity,
     authorization::{self, Action, Requester},
-    reviews::{GROUPS, USER},
+    identity::Identity,
 };
-use crate::{error::Error, store::Store};
+use crate::{
+    error::Error,
+    store::Store,
+    token_holder::{GROUPS, USER},
+};
 
 const USER_HEADER: &str = "impersonate-user";
 const GROUP_HEADER: &str = "impersonate-group";

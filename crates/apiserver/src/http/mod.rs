@@ -12,7 +12,9 @@ mod discovery;
 mod eviction;
 mod flow_control;
 mod health;
+pub mod identity;
 mod impersonation;
+pub mod issued_tokens;
 mod kubelet;
 mod metrics;
 mod namespace_finalize;
@@ -21,58 +23,24 @@ pub mod path;
 mod pod_resize;
 mod pods;
 mod proxies;
+pub mod random_token;
+pub mod request;
 mod resources;
 pub mod respond;
 pub(crate) mod reviews;
 mod scale;
-pub mod service_account_tokens;
+mod service_account_tokens;
+mod shared;
 pub mod tls;
 mod watch;
 
-use std::{collections::HashMap, sync::Arc, time::Instant};
+use std::{sync::Arc, time::Instant};
 
-use axum::{
-    Router,
-    body::Body,
-    extract::State,
-    http::{Method, Request, header},
-    response::Response,
-};
+use axum::{Router, body::Body, extract::State, http::Request, response::Response};
 
-use crate::{error::Error, store::Store};
-
-/// What every request handler shares.
-pub struct Shared {
-    pub store: Arc<Store>,
-    pub max_body_bytes: usize,
-    /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
-    pub token: Option<secrecy::SecretString>,
-    /// Where requests are recorded; `None` (the default) records nothing.
-    pub audit: Option<Arc<audit::AuditLog>>,
-    /// The OpenAPI documents built so far, for the served types of the moment.
-    pub openapi: openapi_cache::OpenApiCache,
-    /// When the server started (RFC 3339): the creation time of what it registers at start-up.
-    pub started: String,
-    /// Where the server listens, which `/api` publishes as its address.
-    pub address: std::net::SocketAddr,
-    /// Whether streaming lists are served (the `WatchList` feature gate).
-    pub watch_list: bool,
-    /// The tokens issued for service accounts, which authenticate as them.
-    pub service_account_tokens: Arc<service_account_tokens::ServiceAccountTokens>,
-    /// How requests are classified by the FlowSchemas (API Priority and Fairness).
-    pub flow_control: crate::flowcontrol::Classifier,
-}
-
-impl Shared {
-    /// What a presented token is checked against; `None` when authentication is off.
-    pub fn credentials(&self) -> Option<auth::Credentials> {
-        self.token.clone().map(|token| auth::Credentials {
-            token,
-            service_accounts: self.service_account_tokens.clone(),
-            store: self.store.clone(),
-        })
-    }
-}
+use crate::error::Error;
+use request::Call;
+pub use shared::Shared;
 
 pub fn router(shared: Arc<Shared>) -> Router {
     // Layers run outside in, the last added first: authentication, then classification.
@@ -93,18 +61,6 @@ pub fn router(shared: Arc<Shared>) -> Router {
     router.with_state(shared)
 }
 
-/// The parts of a request handlers look at.
-pub struct Call {
-    pub method: Method,
-    pub query: HashMap<String, String>,
-    pub accept: String,
-    pub content_type: Option<String>,
-    pub user_agent: Option<String>,
-    pub body: bytes::Bytes,
-    /// Who sent the request, as its token says.
-    pub identity: auth::Identity,
-}
-
 async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
@@ -113,7 +69,7 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> 
     let audited = shared.audit.as_deref().and_then(|log| log.begin(&request));
     let traffic = shared.audit.as_deref().is_some_and(|log| log.records_traffic());
     let mut sent = None;
-    let mut response = match read_call(&shared, request).await {
+    let mut response = match request::read_call(request, shared.max_body_bytes).await {
         Ok(call) => {
             if traffic {
                 sent = Some(audit::Exchange {
@@ -143,42 +99,6 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> 
     }
     tracing::debug!(%method, uri = %uri, status = response.status().as_u16(), elapsed = ?started.elapsed(), "request");
     response
-}
-
-async fn read_call(shared: &Shared, request: Request<Body>) -> Result<Call, Error> {
-    let (parts, body) = request.into_parts();
-    let identity = parts
-        .extensions
-        .get::<auth::Identity>()
-        .cloned()
-        .unwrap_or_default();
-    let query = parts.uri.query().map(url_decode_pairs).unwrap_or_default();
-    let header = |name: header::HeaderName| {
-        parts
-            .headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let body = axum::body::to_bytes(body, shared.max_body_bytes)
-        .await
-        .map_err(|_| Error::TooLarge(shared.max_body_bytes))?;
-    Ok(Call {
-        method: parts.method,
-        query,
-        accept: header(header::ACCEPT).unwrap_or_default(),
-        content_type: header(header::CONTENT_TYPE),
-        user_agent: header(header::USER_AGENT),
-        body,
-        identity,
-    })
-}
-
-fn url_decode_pairs(query: &str) -> HashMap<String, String> {
-    serde_urlencoded::from_str::<Vec<(String, String)>>(query)
-        .unwrap_or_default()
-        .into_iter()
-        .collect()
 }
 
 async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {

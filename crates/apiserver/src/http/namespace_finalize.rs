@@ -9,8 +9,9 @@ use apimachinery::resource::ResourceType;
 use axum::{http::Method, response::Response};
 
 use super::{
-    Call, Shared,
-    resources::{parse_body, write_options},
+    Shared,
+    request::Call,
+    request::{parse_body, write_options},
     respond,
 };
 use crate::{

@@ -9,7 +9,7 @@ use apimachinery::{FieldCause, resource::ResourceType};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::{Call, Shared, pods, resources::write_options, respond};
+use super::{Shared, pods, request::Call, request::write_options, respond};
 use crate::{
     emulated::pods::qos_class,
     error::{Error, Result},

@@ -8,8 +8,9 @@ use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
 use super::{
-    Call, Shared,
-    resources::{parse_body, parse_patch, patch_type_of, write_options},
+    Shared,
+    request::Call,
+    request::{parse_body, parse_patch, patch_type_of, write_options},
     respond,
 };
 use crate::{

@@ -11,12 +11,10 @@ use apimachinery::{
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth::Identity, respond};
+use super::{identity::Identity, respond};
 use crate::error::{Error, Result, Subject};
 
-/// Who the holder of the token is, in the words of a real cluster's administrator.
-pub const USER: &str = "admin";
-pub const GROUPS: [&str; 2] = ["system:masters", "system:authenticated"];
+use crate::token_holder::{GROUPS, USER};
 
 /// The answer to `review`, of kind `rt` (201, as kube-apiserver answers), sent by `manager` as
 /// `identity`.

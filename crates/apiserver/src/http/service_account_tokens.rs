@@ -4,7 +4,7 @@
 //! printed: the registry's `Debug` shows how many there are, not what they are.
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, SystemTime},
 };
 
@@ -12,17 +12,17 @@ use apimachinery::{FieldCause, resource::ResourceType};
 use axum::{http::Method, response::Response};
 use base64::Engine;
 use serde_json::{Value, json};
-use subtle::ConstantTimeEq;
 
 use super::{
-    Call, Shared,
-    auth::{self, Identity},
-    resources::parse_body,
+    Shared,
+    issued_tokens::Issued,
+    random_token,
+    request::{Call, parse_body},
     respond,
 };
 use crate::{
     error::{Error, Result, Subject},
-    store::{Store, meta},
+    store::meta,
 };
 
 /// The audience kube-apiserver's tokens name by default: its issuer.
@@ -31,56 +31,6 @@ const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
 /// The shortest and longest lives kube-apiserver grants a token.
 const MIN_EXPIRATION_SECONDS: i64 = 600;
 const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
-
-/// A token handed out, and whose it is.
-struct Issued {
-    token: String,
-    namespace: String,
-    name: String,
-    uid: String,
-    expires: SystemTime,
-}
-
-/// The tokens issued and not yet expired.
-#[derive(Default)]
-pub struct ServiceAccountTokens {
-    issued: Mutex<Vec<Issued>>,
-}
-
-impl std::fmt::Debug for ServiceAccountTokens {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let count = self.issued.lock().map(|issued| issued.len()).unwrap_or_default();
-        write!(f, "ServiceAccountTokens({count} issued)")
-    }
-}
-
-impl ServiceAccountTokens {
-    fn issue(&self, issued: Issued) {
-        if let Ok(mut all) = self.issued.lock() {
-            let now = SystemTime::now();
-            all.retain(|i| i.expires > now);
-            all.push(issued);
-        }
-    }
-
-    /// Who `presented` authenticates as: the service account it was issued for, while that account
-    /// is the one it was issued for (same uid) and the token has not expired. Every issued token is
-    /// compared in constant time, so that timing does not tell how much of a guess was right.
-    pub fn authenticate(&self, store: &Store, presented: &str) -> Option<Identity> {
-        let now = SystemTime::now();
-        let (namespace, name, uid) = {
-            let all = self.issued.lock().ok()?;
-            let found = all
-                .iter()
-                .filter(|i| bool::from(i.token.as_bytes().ct_eq(presented.as_bytes())))
-                .find(|i| i.expires > now)?;
-            (found.namespace.clone(), found.name.clone(), found.uid.clone())
-        };
-        let accounts = store.resolve("", "v1", "serviceaccounts")?;
-        let account = store.get(&accounts, &namespace, &name).ok()?;
-        (meta::uid(&account) == uid).then_some(Identity::ServiceAccount { namespace, name, uid })
-    }
-}
 
 pub fn request_token(
     shared: &Arc<Shared>,
@@ -173,7 +123,7 @@ fn new_token(account: &Value, audiences: &Value, now: SystemTime, expires: Syste
         "{}.{}.{}",
         encode(&header),
         encode(&claims),
-        auth::generate_token()
+        random_token::generate_token()
     )
 }
 

@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast::error::RecvError, mpsc};
 
 use super::{
-    Call, Shared,
-    resources::{self, selectors},
+    Shared,
+    request::Call,
+    request::{self, selectors},
     respond::{self, Encoding, Representation},
 };
 use crate::{
@@ -151,7 +152,7 @@ pub fn serve(
     let table = (respond::negotiate(&call.accept) == Representation::Table)
         .then(|| respond::table_version(&call.accept));
     let include = if table.is_some() {
-        resources::include_object(call)?
+        request::include_object(call)?
     } else {
         IncludeObject::default()
     };

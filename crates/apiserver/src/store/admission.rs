@@ -7,13 +7,8 @@ use std::sync::Arc;
 use apimachinery::resource::ResourceType;
 use serde_json::Value;
 
-use super::{
-    FieldValidation, State, Store, WriteOptions, lifecycle, meta, subject, write::GENERATED_SUFFIX_LEN,
-};
-use crate::{
-    emulated,
-    error::{Error, Result},
-};
+use super::{FieldValidation, Refusal, State, Store, WriteOptions, generated_name, lifecycle, meta, subject};
+use crate::error::{Error, Result};
 
 pub(super) fn kind_group(rt: &ResourceType) -> String {
     if rt.group.is_empty() {
@@ -124,12 +119,9 @@ impl Store {
 
     /// Kind-specific steps on create (CRDs register, namespaces get their finalizer, Services an IP).
     pub(super) fn on_create(&self, state: &mut State, rt: &ResourceType, object: &mut Value) -> Result<()> {
-        emulated::on_admit(state, rt, None, object, None)
-            .map_err(|causes| invalid(rt, meta::name(object), causes))?;
-        emulated::admit_quota(state, rt, None, object, None).map_err(|message| Error::AdmissionForbidden {
-            subject: subject(rt, admitted_name(object)),
-            message,
-        })
+        self.hooks
+            .admit(state, rt, None, object, None)
+            .map_err(|refusal| refused(rt, object, true, refusal))
     }
 
     pub(super) fn on_update(
@@ -140,14 +132,29 @@ impl Store {
         object: &mut Value,
         subresource: Option<&str>,
     ) -> Result<()> {
-        emulated::on_admit(state, rt, Some(old), object, subresource)
-            .map_err(|causes| invalid(rt, meta::name(object), causes))?;
-        emulated::admit_quota(state, rt, Some(old), object, subresource).map_err(|message| {
-            Error::AdmissionForbidden {
-                subject: subject(rt, meta::name(object)),
-                message,
-            }
-        })
+        self.hooks
+            .admit(state, rt, Some(old), object, subresource)
+            .map_err(|refusal| refused(rt, object, false, refusal))
+    }
+}
+
+/// The error of a write (a create when `created`) the hooks refused: an invalid object is named by
+/// its name, as validation names it; a policy's refusal of a create by its generateName (see
+/// [`admitted_name`]).
+fn refused(rt: &ResourceType, object: &Value, created: bool, refusal: Refusal) -> Error {
+    match refusal {
+        Refusal::Invalid(causes) => invalid(rt, meta::name(object), causes),
+        Refusal::Forbidden(message) => Error::AdmissionForbidden {
+            subject: subject(
+                rt,
+                if created {
+                    admitted_name(object)
+                } else {
+                    meta::name(object)
+                },
+            ),
+            message,
+        },
     }
 }
 
@@ -158,7 +165,7 @@ fn admitted_name(object: &Value) -> &str {
     let name = meta::name(object);
     let generated_from = meta::str_at(object, "/metadata/generateName").filter(|prefix| {
         name.strip_prefix(prefix)
-            .is_some_and(|suffix| suffix.len() == GENERATED_SUFFIX_LEN)
+            .is_some_and(|suffix| suffix.len() == generated_name::SUFFIX_LEN)
     });
     generated_from.unwrap_or(name)
 }

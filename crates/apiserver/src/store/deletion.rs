@@ -1,5 +1,5 @@
 //! Deletes, one object or a collection: preconditions, finalizers (marking an object deleting) and
-//! the teardown the emulated controllers start (namespaces, CRDs, dependents).
+//! the teardown the hooks start (namespaces, CRDs, dependents).
 
 use std::sync::Arc;
 
@@ -9,10 +9,7 @@ use serde_json::{Value, json};
 use super::{
     DeleteOptions, DeletePropagation as Propagation, State, Store, lifecycle, meta, storage_key, subject,
 };
-use crate::{
-    emulated,
-    error::{Error, Result, Subject},
-};
+use crate::error::{Error, Result, Subject};
 
 impl Store {
     pub fn delete(
@@ -125,8 +122,11 @@ impl Store {
         let old = self
             .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
-        emulated::check_deletable(rt, name)?;
-        if let Some(teardown) = emulated::on_delete(self, state, rt, namespace, &old, propagation) {
+        self.hooks.check_deletable(rt, name)?;
+        if let Some(teardown) = self
+            .hooks
+            .on_delete(self, state, rt, namespace, &old, propagation)
+        {
             return Ok(teardown);
         }
         if meta::finalizers(&old).is_empty() {

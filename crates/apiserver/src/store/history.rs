@@ -8,7 +8,7 @@ use std::{
     sync::Arc,
 };
 
-use super::StoredEvent;
+use super::event::StoredEvent;
 use crate::error::Error;
 
 /// How much history is kept.

@@ -9,7 +9,11 @@
 
 mod admission;
 mod deletion;
+mod event;
+mod extensions;
+mod generated_name;
 mod history;
+mod hooks;
 pub mod lifecycle;
 pub mod meta;
 mod object;
@@ -24,17 +28,18 @@ mod typed;
 mod write;
 
 use std::{
-    collections::{BTreeMap, HashMap},
     path::Path,
     sync::{Arc, Mutex, MutexGuard, OnceLock},
 };
 
 use apimachinery::resource::ResourceType;
-use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub use event::{EventType, StoredEvent};
+pub use extensions::Extensions;
 pub use history::Limits as HistoryLimits;
+pub(crate) use hooks::{Hooks, Refusal};
 pub use object::StoredObject;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 pub(crate) use past::ListKey;
@@ -43,65 +48,20 @@ pub(crate) use write::record_update;
 
 use crate::error::{Error, Subject};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventType {
-    Added,
-    Modified,
-    Deleted,
-}
-
-impl EventType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Added => "ADDED",
-            EventType::Modified => "MODIFIED",
-            EventType::Deleted => "DELETED",
-        }
-    }
-}
-
-/// One change, as the watch stream and the history ring carry it.
-#[derive(Debug)]
-pub struct StoredEvent {
-    pub event_type: EventType,
-    /// Storage key of the resource: `group/plural`.
-    pub resource: String,
-    pub namespace: String,
-    pub name: String,
-    /// The object after the change (its final state for DELETED), as stored: the bytes are shared
-    /// with the store, so the history costs little more than the pointers while objects stand.
-    pub object: StoredObject,
-    /// The object before the change (MODIFIED and DELETED), for selector enter/leave (W11) and for
-    /// lists at an earlier resourceVersion (W4).
-    pub previous: Option<StoredObject>,
-    pub resource_version: u64,
-    /// The watch line for this event as first encoded (keyed by the apiVersion it was presented as),
-    /// so N watchers of one type serialize a write once, not N times.
-    pub encoded: OnceLock<(String, Bytes)>,
-}
-
 pub(crate) struct State {
     pub resource_version: u64,
     /// resource -> (namespace, name) -> object.
     pub objects: object::Objects,
     pub history: history::History,
     pub registry: Registry,
-    /// Next offset in the Service cluster IP range to try first.
+    /// Next offset in the Service cluster IP range to try first (saved with the objects).
     pub next_cluster_ip: u32,
-    /// The cluster IPs and node ports stored Services hold.
-    pub service_addresses: crate::emulated::ServiceAddresses,
-    /// The port the server listens on, once it does: the `kubernetes` Service's target port.
+    /// The port the server listens on, once it does.
     pub api_port: Option<u16>,
     /// Dependents by owner uid, for the garbage collector.
     pub owners: owners::OwnerIndex,
-    /// What the garbage collector has yet to look at.
-    pub collector: crate::emulated::CollectorWork,
-    /// What the workload controllers have yet to sync.
-    pub workloads: crate::emulated::workloads::Queue,
-    /// The quotas the quota controller has yet to measure, and its next resync.
-    pub quotas: crate::emulated::QuotaWork,
-    /// The simulated node, when there is one.
-    pub node: Option<crate::emulated::workloads::node::SimulatedNode>,
+    /// What the hooks keep beside the objects, by type.
+    pub extensions: Extensions,
 }
 
 pub struct Store {
@@ -109,9 +69,8 @@ pub struct Store {
     events: broadcast::Sender<Arc<StoredEvent>>,
     /// The data dir, when there is one; `None` keeps the store memory-only.
     journal: Option<persist::Journal>,
-    /// Counts the changes of FlowSchemas and PriorityLevelConfigurations, which every request is
-    /// classified by: read without the lock, it says when the classification must be built again.
-    flow_control_changes: std::sync::atomic::AtomicU64,
+    /// What the kinds add to each write.
+    hooks: Arc<dyn Hooks>,
 }
 
 impl std::fmt::Debug for Store {
@@ -128,9 +87,6 @@ pub fn storage_key(rt: &ResourceType) -> String {
     }
     format!("{}/{}", rt.group, rt.plural)
 }
-
-/// The storage key of Services, whose addresses the store keeps track of.
-const SERVICES: &str = "/services";
 
 pub fn subject(rt: &ResourceType, name: &str) -> Subject {
     Subject {
@@ -150,22 +106,26 @@ pub struct WatchStart {
 
 impl Store {
     /// A memory-only store: everything is gone when it is dropped.
-    pub fn new(history: HistoryLimits) -> Arc<Store> {
-        let store = Store::with_state(history, persist::Loaded::default(), None);
-        store.create_cluster_defaults();
+    pub(crate) fn new(history: HistoryLimits, hooks: Arc<dyn Hooks>) -> Arc<Store> {
+        let store = Store::with_state(history, persist::Loaded::default(), None, hooks);
+        store.populate();
         store
     }
 
     /// A store kept in `data_dir` (created when missing), holding whatever was saved there before;
     /// memory-only when `None`. Fails when the dir cannot be used: no permission, a corrupt file,
     /// or another process holding it.
-    pub fn open(history: HistoryLimits, data_dir: Option<&Path>) -> std::io::Result<Arc<Store>> {
+    pub(crate) fn open(
+        history: HistoryLimits,
+        data_dir: Option<&Path>,
+        hooks: Arc<dyn Hooks>,
+    ) -> std::io::Result<Arc<Store>> {
         let Some(dir) = data_dir else {
-            return Ok(Store::new(history));
+            return Ok(Store::new(history, hooks));
         };
         let (journal, loaded) = persist::Journal::open(dir)?;
-        let store = Store::with_state(history, loaded, Some(journal));
-        store.create_cluster_defaults();
+        let store = Store::with_state(history, loaded, Some(journal), hooks);
+        store.populate();
         if let Some(journal) = &store.journal {
             // Fails now, not at the first request, when the disk refuses the first commit.
             journal.wait_durable(store.current_resource_version())?;
@@ -177,12 +137,13 @@ impl Store {
         history: HistoryLimits,
         loaded: persist::Loaded,
         journal: Option<persist::Journal>,
+        hooks: Arc<dyn Hooks>,
     ) -> Arc<Store> {
         let (events, _) = broadcast::channel(4096);
         let mut registry = Registry::default();
-        register_stored_crds(&mut registry, &loaded.objects);
+        let mut extensions = Extensions::default();
+        hooks.open(&mut registry, &mut extensions, &loaded.objects);
         let owners = owners::OwnerIndex::build(&loaded.objects);
-        let service_addresses = crate::emulated::ServiceAddresses::build(loaded.objects.get(SERVICES));
         Arc::new(Store {
             state: Mutex::new(State {
                 resource_version: loaded.resource_version,
@@ -190,17 +151,13 @@ impl Store {
                 history: history::History::new(history, loaded.resource_version),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
-                service_addresses,
                 api_port: None,
                 owners,
-                collector: Default::default(),
-                workloads: Default::default(),
-                quotas: Default::default(),
-                node: None,
+                extensions,
             }),
             events,
             journal,
-            flow_control_changes: Default::default(),
+            hooks,
         })
     }
 
@@ -215,9 +172,8 @@ impl Store {
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| {
             let mut state = poisoned.into_inner();
-            // A panic ended a step mid-way, maybe a garbage collector's drain: start from an empty list.
-            state.collector.reset();
-            state.workloads.reset();
+            // A panic ended a step mid-way, maybe a garbage collector's drain: the hooks start afresh.
+            self.hooks.recover(&mut state);
             state
         })
     }
@@ -394,12 +350,6 @@ impl Store {
         state.history.after(since, state.resource_version)
     }
 
-    /// How many times the API Priority and Fairness configuration changed so far.
-    pub fn flow_control_changes(&self) -> u64 {
-        self.flow_control_changes
-            .load(std::sync::atomic::Ordering::Acquire)
-    }
-
     /// Subscribes to every change (the emulated controllers use this).
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoredEvent>> {
         self.events.subscribe()
@@ -412,33 +362,9 @@ impl Store {
         if let Some(journal) = &self.journal {
             journal.record(&event, state.next_cluster_ip);
         }
-        if crate::flowcontrol::configures(&event.resource) {
-            self.flow_control_changes
-                .fetch_add(1, std::sync::atomic::Ordering::Release);
-        }
+        self.hooks.published(&event);
         state.history.push(event.clone(), size);
         // No receivers is fine: nobody is watching.
         let _ = self.events.send(event);
-    }
-}
-
-/// Serves again the custom resources of every stored CRD, as admitting them did before a restart.
-/// A CRD being deleted is served too, so that its teardown can finish.
-fn register_stored_crds(
-    registry: &mut Registry,
-    objects: &HashMap<String, BTreeMap<(String, String), Value>>,
-) {
-    let Some(crds) = objects.get("apiextensions.k8s.io/customresourcedefinitions") else {
-        return;
-    };
-    for crd in crds.values() {
-        match apimachinery::resource::from_crd(crd) {
-            Ok(types) => registry.set_crd(meta::name(crd), types),
-            Err(causes) => tracing::warn!(
-                crd = meta::name(crd),
-                causes = %apimachinery::error::render_causes(&causes),
-                "a stored CRD is no longer valid; its resources are not served"
-            ),
-        }
     }
 }

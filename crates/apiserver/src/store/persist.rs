@@ -33,7 +33,10 @@ use std::{
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 
-use super::{EventType, StoredEvent, meta};
+use super::{
+    event::{EventType, StoredEvent},
+    meta,
+};
 
 /// Storage key, namespace ("" when cluster-scoped), name -> the object as JSON.
 const OBJECTS: TableDefinition<(&str, &str, &str), &[u8]> = TableDefinition::new("objects");
@@ -483,6 +486,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::emulated::Controllers;
     use crate::store::{HistoryLimits, Store, WriteOptions};
 
     /// A write that must wait for the disk waits without the store lock: the readers behind the lock
@@ -494,7 +498,7 @@ mod tests {
             events: 100,
             bytes: 1 << 20,
         };
-        let store = Store::open(limits, Some(dir.path())).unwrap();
+        let store = Store::open(limits, Some(dir.path()), Arc::new(Controllers::default())).unwrap();
         let rt = store.resolve("", "v1", "configmaps").unwrap();
         let config_map =
             |name: String| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
@@ -547,7 +551,7 @@ mod tests {
             events: 1000,
             bytes: 1 << 20,
         };
-        let store = Store::open(limits, Some(dir.path())).unwrap();
+        let store = Store::open(limits, Some(dir.path()), Arc::new(Controllers::default())).unwrap();
         let rt = store.resolve("", "v1", "configmaps").unwrap();
         // More objects than one reservation holds, written while the disk moves.
         let count = 2 * RESERVATION;

@@ -7,7 +7,6 @@ use apimachinery::resource::ResourceType;
 use serde_json::{Value, json};
 
 use super::{EventType, State, Store, StoredEvent, meta, object::StoredObject, storage_key};
-use crate::emulated;
 
 impl Store {
     pub(crate) fn stored(
@@ -70,10 +69,8 @@ impl Store {
             previous.as_ref().or(decoded.as_ref()),
             Some(&object),
         );
-        if key == super::SERVICES {
-            let before = previous.as_ref().or(decoded.as_ref());
-            state.service_addresses.record(before, Some(&object));
-        }
+        let before = previous.as_ref().or(decoded.as_ref());
+        self.hooks.indexed(state, &key, before, Some(&object));
         let event_type = if previous.is_some() {
             EventType::Modified
         } else {
@@ -119,9 +116,7 @@ impl Store {
         let size = 2 * removed.len();
         let decoded = removed.decode();
         state.owners.record(&key, namespace, name, Some(&decoded), None);
-        if key == super::SERVICES {
-            state.service_addresses.record(Some(&decoded), None);
-        }
+        self.hooks.indexed(state, &key, Some(&decoded), None);
         state.resource_version += 1;
         let rv = state.resource_version;
         let metadata = meta::metadata_mut(&mut object);
@@ -141,7 +136,7 @@ impl Store {
             },
             size,
         );
-        emulated::after_remove(self, state, rt, namespace, &object);
+        self.hooks.after_remove(self, state, rt, namespace, &object);
         object
     }
 }

@@ -1,5 +1,5 @@
-//! Create and update (main resource and `/status`), and what they set in motion (garbage collection,
-//! emulated controllers). Each write is prepared outside the store lock (decoding, admission, the
+//! Create and update (main resource and `/status`), and what they set in motion (the hooks' follow-up
+//! writes). Each write is prepared outside the store lock (decoding, admission, the
 //! managedFields entry: what depends on the request and the object it replaces alone) and committed
 //! under it, where it is checked against the store and becomes one atomic step with its own
 //! resourceVersion; an update whose object changed in between is prepared again. Each public method
@@ -13,12 +13,9 @@ use serde_json::{Value, json};
 use super::{
     State, Store, WriteOptions, Written,
     admission::{check_body_identity, check_type_meta, invalid},
-    lifecycle, meta, subject,
+    generated_name, lifecycle, meta, subject,
 };
-use crate::{
-    emulated,
-    error::{Error, Result},
-};
+use crate::error::{Error, Result};
 
 impl Store {
     pub fn create(
@@ -143,7 +140,10 @@ impl Store {
                     .and_then(Value::as_str)
                     .map(str::to_owned)
             {
-                metadata.insert("name".into(), json!(format!("{prefix}{}", random_suffix())));
+                metadata.insert(
+                    "name".into(),
+                    json!(format!("{prefix}{}", generated_name::random_suffix())),
+                );
             }
             for field in [
                 "uid",
@@ -369,7 +369,7 @@ impl Store {
                 created: false,
             });
         }
-        if meta::is_deleting(&next) && meta::finalizers(&next).is_empty() && emulated::may_go(rt, &next) {
+        if meta::is_deleting(&next) && meta::finalizers(&next).is_empty() && self.hooks.may_go(rt, &next) {
             let removed = self.remove(state, rt, namespace, name, next);
             return Ok(Written {
                 object: lifecycle::present(rt, &removed),
@@ -397,46 +397,15 @@ impl Store {
         previous_references: &[Value],
         stored: &Value,
     ) {
-        emulated::after_write(self, state, rt, namespace, name, previous_references, stored);
+        self.hooks
+            .after_write(self, state, rt, namespace, name, previous_references, stored);
     }
 
-    /// Keeps the `kubernetes` Service pointing at `port`, where the server now listens (B6).
-    pub fn serve_on(&self, port: u16) {
+    /// Lets the hooks set up what every cluster holds, on a store just opened.
+    pub(super) fn populate(&self) {
         let mut state = self.write_lock();
-        emulated::keep_kubernetes_service(self, &mut state, port);
-    }
-
-    /// Simulates a node from now on (see [`emulated::workloads::node`]), registering it if missing.
-    pub fn simulate_node(&self) {
-        let mut state = self.write_lock();
-        emulated::workloads::node::start(self, &mut state);
-        let result = Ok(());
-        let _ = self.settle(state, result);
-    }
-
-    /// Syncs the workloads whose time has come (a Pod ready long enough to be available, a rollout
-    /// past its deadline); called about once a second.
-    pub fn tick_workloads(&self) {
-        let mut state = self.write_lock();
-        emulated::workloads::tick(self, &mut state);
-        emulated::resync_quotas(self, &mut state);
+        self.hooks.populate(self, &mut state);
         let _ = self.settle(state, Ok(()));
-    }
-
-    /// Pre-creates the namespaces (L3), the APIServices (B9) and the API Priority and Fairness
-    /// configuration every cluster has.
-    pub(crate) fn create_cluster_defaults(&self) {
-        let mut state = self.write_lock();
-        let Some(rt) = state.registry.resolve("", "v1", "namespaces") else {
-            return;
-        };
-        for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            let object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-            // Creating a fresh, valid namespace in an empty store cannot fail.
-            let _ = self.create_locked(&mut state, &rt, "", object, &WriteOptions::default());
-        }
-        emulated::keep_api_services(self, &mut state);
-        crate::flowcontrol::ensure_configuration(self, &mut state);
     }
 }
 
@@ -470,20 +439,6 @@ fn unchanged(old: &Value, new: &Value) -> bool {
         copy
     };
     strip(old) == strip(new)
-}
-
-/// How many characters generateName's suffix has.
-pub(super) const GENERATED_SUFFIX_LEN: usize = 5;
-
-/// [`GENERATED_SUFFIX_LEN`] characters from the alphabet kube-apiserver uses for generateName (no
-/// vowels, no lookalikes).
-fn random_suffix() -> String {
-    use rand::Rng;
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut rng = rand::rng();
-    (0..GENERATED_SUFFIX_LEN)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect()
 }
 
 /// Records a write in `new`'s managedFields as an Update by `manager`, by the type of `rt`'s objects.

@@ -72,7 +72,8 @@ pub(super) fn after_write(
     }
     if !references.is_empty() {
         state
-            .collector
+            .extensions
+            .get::<WorkList>()
             .push((storage_key(rt), namespace.to_owned(), name.to_owned()));
     }
     // A blocking reference dropped or unblocked may be what a waiting owner was waiting for.
@@ -92,14 +93,17 @@ pub(super) fn after_write(
 /// waiting in the foreground their last blocking dependent.
 pub(super) fn after_remove(store: &Store, state: &mut State, removed: &Value) {
     for key in state.owners.dependents(meta::uid(removed)) {
-        state.collector.push(key);
+        state.extensions.get::<WorkList>().push(key);
     }
     let namespace = meta::namespace(removed);
     for reference in meta::owner_references(removed) {
         if let Owner::Live((rt, namespace, name, owner)) = find_owner(state, &reference, namespace)
             && waits_for_dependents(&owner)
         {
-            state.collector.push((storage_key(&rt), namespace, name));
+            state
+                .extensions
+                .get::<WorkList>()
+                .push((storage_key(&rt), namespace, name));
         }
     }
     drain(store, state);
@@ -187,10 +191,14 @@ pub(super) fn delete_in_foreground(
     };
     // Dependents first, then the owner: by its turn, those that could go have gone.
     for (rt, namespace, name, _) in dependents {
-        state.collector.push((storage_key(&rt), namespace, name));
+        state
+            .extensions
+            .get::<WorkList>()
+            .push((storage_key(&rt), namespace, name));
     }
     state
-        .collector
+        .extensions
+        .get::<WorkList>()
         .push((storage_key(rt), namespace.to_owned(), name));
     drain(store, state);
     Some(waiting)
@@ -199,15 +207,15 @@ pub(super) fn delete_in_foreground(
 /// Takes queued objects in turn until none is left. Inside a drain (a deletion the collector made),
 /// returns at once: the running drain takes what was queued.
 fn drain(store: &Store, state: &mut State) {
-    if !state.collector.start_draining() {
+    if !state.extensions.get::<WorkList>().start_draining() {
         return;
     }
-    while let Some((key, namespace, name)) = state.collector.pop() {
+    while let Some((key, namespace, name)) = state.extensions.get::<WorkList>().pop() {
         if let Some(object) = locate(state, &key, &namespace, &name) {
             attempt_to_delete(store, state, object);
         }
     }
-    state.collector.stop_draining();
+    state.extensions.get::<WorkList>().stop_draining();
 }
 
 /// One look at one object, by the rules at the top of this file.
@@ -279,7 +287,10 @@ fn finish_foreground(store: &Store, state: &mut State, (rt, namespace, name, own
     }
     for (rt, namespace, name, dependent) in blocking {
         if !waits_for_dependents(&dependent) {
-            state.collector.push((storage_key(&rt), namespace, name));
+            state
+                .extensions
+                .get::<WorkList>()
+                .push((storage_key(&rt), namespace, name));
         }
     }
 }
@@ -337,6 +348,9 @@ fn unblock_references(store: &Store, state: &mut State, (rt, namespace, name, ob
 /// Queues the live owner `reference` of a dependent in `namespace` points at, if there is one.
 fn queue_owner(state: &mut State, reference: &Value, namespace: &str) {
     if let Owner::Live((rt, namespace, name, _)) = find_owner(state, reference, namespace) {
-        state.collector.push((storage_key(&rt), namespace, name));
+        state
+            .extensions
+            .get::<WorkList>()
+            .push((storage_key(&rt), namespace, name));
     }
 }

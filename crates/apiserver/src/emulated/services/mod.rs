@@ -19,6 +19,9 @@ use addresses::{NODE_PORTS, SIZE, ServiceAddresses, at, in_range};
 
 /// The `kubernetes` Service's address, the first of the range: kube-apiserver reserves it, so it is
 /// never handed out to another Service, even while that Service is gone.
+/// Where Services are stored, whose addresses [`ServiceAddresses`] keeps track of.
+pub(super) const STORAGE_KEY: &str = "/services";
+
 pub(crate) const KUBERNETES_IP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 1);
 
 /// Admits a Service create (`old` = None) or update: keeps what was allocated, frees what a type
@@ -42,7 +45,7 @@ pub(in crate::emulated) fn admit(
         allocate_cluster_ip(state, old_spec, spec)?;
     }
     if needs_node_ports(spec) {
-        allocate_node_ports(&state.service_addresses, old_spec, spec)?;
+        allocate_node_ports(state.extensions.get::<ServiceAddresses>(), old_spec, spec)?;
     }
     Ok(())
 }
@@ -181,7 +184,7 @@ fn allocate_cluster_ip(
     } else if requested.is_empty() {
         free_cluster_ip(state)?.to_string()
     } else {
-        check_requested_ip(&state.service_addresses, &requested)?;
+        check_requested_ip(state.extensions.get::<ServiceAddresses>(), &requested)?;
         requested
     };
     spec.insert("clusterIP".into(), json!(ip));
@@ -196,7 +199,7 @@ fn free_cluster_ip(state: &mut State) -> Result<Ipv4Addr, Vec<FieldCause>> {
     for step in 0..usable {
         let offset = (state.next_cluster_ip.saturating_sub(1) + step) % usable + 1;
         let ip = at(offset);
-        if ip != KUBERNETES_IP && !state.service_addresses.holds_ip(ip) {
+        if ip != KUBERNETES_IP && !state.extensions.get::<ServiceAddresses>().holds_ip(ip) {
             state.next_cluster_ip = offset % usable + 1;
             return Ok(ip);
         }

@@ -10,7 +10,7 @@
 //! ReplicaSet of a changed Pod...), and one loop syncs them in turn until nothing changes, so a
 //! client that wrote a Deployment sees its ReplicaSets and Pods the moment the request returns. What
 //! waits for time (a Pod available once ready for `minReadySeconds`, a rollout past its progress
-//! deadline) is queued again when that time comes ([`Queue::tick`]).
+//! deadline) is queued again when that time comes ([`tick`]).
 //!
 //! Not emulated: adoption of orphaned ReplicaSets and Pods by selector (only objects a controller made
 //! are its own), rollbacks through the deprecated `rollbackTo`, ReplicaSets without a Deployment
@@ -20,68 +20,21 @@ pub(crate) mod deployments;
 pub(crate) mod events;
 pub(crate) mod node;
 pub(crate) mod objects;
+pub(crate) mod queue;
 pub(crate) mod readiness;
 pub(crate) mod replica_sets;
 pub(crate) mod templates;
-
-use std::collections::{BTreeSet, HashSet, VecDeque};
 
 use apimachinery::resource::ResourceType;
 use serde_json::Value;
 
 use crate::store::{State, Store, meta};
 use objects::Kind;
-
-/// One object to sync: its kind, namespace and name.
-type Item = (Kind, String, String);
+pub(crate) use queue::Queue;
 
 /// How many syncs one drain may make: far more than any rollout takes, so reaching it means two
 /// syncs keep undoing each other; the drain stops rather than hold the lock for ever.
 const SYNCS_PER_DRAIN: usize = 100_000;
-
-#[derive(Default)]
-pub(crate) struct Queue {
-    queue: VecDeque<Item>,
-    queued: HashSet<Item>,
-    draining: bool,
-    /// Objects to sync again at a time (seconds since the epoch), for what waits for time.
-    timers: BTreeSet<(i64, Item)>,
-}
-
-impl std::fmt::Debug for Queue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Queue")
-            .field("queued", &self.queue.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Queue {
-    pub(crate) fn push(&mut self, item: Item) {
-        if self.queued.insert(item.clone()) {
-            self.queue.push_back(item);
-        }
-    }
-
-    fn pop(&mut self) -> Option<Item> {
-        let item = self.queue.pop_front()?;
-        self.queued.remove(&item);
-        Some(item)
-    }
-
-    /// Syncs `kind` `namespace`/`name` again at `at` (seconds since the epoch).
-    pub(crate) fn after(&mut self, at: i64, kind: Kind, namespace: &str, name: &str) {
-        self.timers
-            .insert((at, (kind, namespace.to_owned(), name.to_owned())));
-    }
-
-    /// Forgets the queue (a lock poisoned by a panic mid-drain), keeping the timers.
-    pub(crate) fn reset(&mut self) {
-        self.queue.clear();
-        self.queued.clear();
-        self.draining = false;
-    }
-}
 
 /// After a write of `rt`'s object `namespace`/`name` (now `stored`).
 pub(crate) fn after_write(store: &Store, state: &mut State, rt: &ResourceType, stored: &Value) {
@@ -110,32 +63,33 @@ fn enqueue(store: &Store, state: &mut State, kind: Kind, object: &Value) {
     for above in above {
         if let Some(owner) = objects::controller(store, state, *above, object) {
             state
-                .workloads
+                .extensions
+                .get::<Queue>()
                 .push((*above, namespace.clone(), meta::name(&owner).to_owned()));
         }
     }
-    state.workloads.push((kind, namespace, name));
+    state.extensions.get::<Queue>().push((kind, namespace, name));
 }
 
 /// Syncs what the timers say is due.
 pub(crate) fn tick(store: &Store, state: &mut State) {
     let now = jiff::Timestamp::now().as_second();
-    while let Some(first) = state.workloads.timers.first().cloned() {
+    while let Some(first) = state.extensions.get::<Queue>().timers.first().cloned() {
         if first.0 > now {
             break;
         }
-        state.workloads.timers.remove(&first);
-        state.workloads.push(first.1);
+        state.extensions.get::<Queue>().timers.remove(&first);
+        state.extensions.get::<Queue>().push(first.1);
     }
     drain(store, state);
 }
 
 fn drain(store: &Store, state: &mut State) {
-    if std::mem::replace(&mut state.workloads.draining, true) {
+    if std::mem::replace(&mut state.extensions.get::<Queue>().draining, true) {
         return;
     }
     let mut syncs = 0;
-    while let Some((kind, namespace, name)) = state.workloads.pop() {
+    while let Some((kind, namespace, name)) = state.extensions.get::<Queue>().pop() {
         syncs += 1;
         if syncs > SYNCS_PER_DRAIN {
             tracing::warn!(
@@ -144,7 +98,7 @@ fn drain(store: &Store, state: &mut State) {
                 name,
                 "workload controllers did not settle; stopped"
             );
-            state.workloads.reset();
+            state.extensions.get::<Queue>().reset();
             break;
         }
         match kind {
@@ -156,5 +110,5 @@ fn drain(store: &Store, state: &mut State) {
             Kind::Node | Kind::Event => {}
         }
     }
-    state.workloads.draining = false;
+    state.extensions.get::<Queue>().draining = false;
 }

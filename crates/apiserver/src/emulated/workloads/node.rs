@@ -63,7 +63,7 @@ pub(crate) fn start(store: &Store, state: &mut State) {
             .max();
         node.next_pod_ip = highest.map_or(0, |h| (h + 1) % POD_ADDRESSES);
     }
-    state.node = Some(node);
+    *state.extensions.get::<Option<SimulatedNode>>() = Some(node);
     if objects::get(store, state, Kind::Node, "", NODE_NAME).is_none() {
         register(store, state);
     }
@@ -152,7 +152,7 @@ fn register(store: &Store, state: &mut State) {
 
 /// The node's part for Pod `namespace`/`name`: schedules it here, then runs it.
 pub(crate) fn sync(store: &Store, state: &mut State, namespace: &str, name: &str) {
-    if state.node.is_none() {
+    if state.extensions.get::<Option<SimulatedNode>>().is_none() {
         return;
     }
     let Some(pod) = objects::get(store, state, Kind::Pod, namespace, name) else {
@@ -422,7 +422,7 @@ fn random_hex(length: usize) -> String {
 }
 
 fn next_pod_ip(state: &mut State) -> Ipv4Addr {
-    let Some(node) = state.node.as_mut() else {
+    let Some(node) = state.extensions.get::<Option<SimulatedNode>>().as_mut() else {
         return POD_NETWORK;
     };
     let offset = node.next_pod_ip;

@@ -34,11 +34,14 @@ pub(crate) fn sync(store: &Store, state: &mut State, kind: Kind, namespace: &str
     }
     let pods = active_pods(state, &replica_set);
     // The node reports again the Pods whose readiness the ReplicaSet's annotations changed.
-    for pod in pods.iter().filter(|_| state.node.is_some()) {
+    let simulated = state.extensions.get::<Option<node::SimulatedNode>>().is_some();
+    for pod in pods.iter().filter(|_| simulated) {
         if node::reports_ready(pod) != Some(node::expected_ready(store, state, pod)) {
-            state
-                .workloads
-                .push((Kind::Pod, namespace.to_owned(), meta::name(pod).to_owned()));
+            state.extensions.get::<super::queue::Queue>().push((
+                Kind::Pod,
+                namespace.to_owned(),
+                meta::name(pod).to_owned(),
+            ));
         }
     }
     update_status(store, state, kind, &replica_set, &pods, failure);
@@ -198,9 +201,12 @@ fn update_status(
         }
     }
     if let Some(at) = next_available {
-        state
-            .workloads
-            .after(at, kind, meta::namespace(replica_set), meta::name(replica_set));
+        state.extensions.get::<super::queue::Queue>().after(
+            at,
+            kind,
+            meta::namespace(replica_set),
+            meta::name(replica_set),
+        );
     }
     let mut status = Map::new();
     status.insert("replicas".into(), json!(pods.len()));

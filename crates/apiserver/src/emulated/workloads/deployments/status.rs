@@ -236,7 +236,8 @@ impl Pass<'_> {
                 meta::name(&self.deployment).to_owned(),
             );
             self.state
-                .workloads
+                .extensions
+                .get::<crate::emulated::workloads::queue::Queue>()
                 .after(at + 1, Kind::Deployment, &namespace, &name);
         }
     }

@@ -1,0 +1,42 @@
+//! What every request handler shares: the store, the server's settings, and the state kept between
+//! requests.
+
+use std::sync::Arc;
+
+use super::{audit, auth, issued_tokens, openapi_cache};
+use crate::store::Store;
+
+/// What every request handler shares.
+pub struct Shared {
+    pub store: Arc<Store>,
+    pub max_body_bytes: usize,
+    /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
+    pub token: Option<secrecy::SecretString>,
+    /// Where requests are recorded; `None` (the default) records nothing.
+    pub audit: Option<Arc<audit::AuditLog>>,
+    /// The OpenAPI documents built so far, for the served types of the moment.
+    pub openapi: openapi_cache::OpenApiCache,
+    /// When the server started (RFC 3339): the creation time of what it registers at start-up.
+    pub started: String,
+    /// Where the server listens, which `/api` publishes as its address.
+    pub address: std::net::SocketAddr,
+    /// Whether streaming lists are served (the `WatchList` feature gate).
+    pub watch_list: bool,
+    /// The tokens issued for service accounts, which authenticate as them.
+    pub service_account_tokens: Arc<issued_tokens::ServiceAccountTokens>,
+    /// How requests are classified by the FlowSchemas (API Priority and Fairness).
+    pub flow_control: crate::flowcontrol::Classifier,
+    /// The emulated controllers the store runs with.
+    pub controllers: Arc<crate::emulated::Controllers>,
+}
+
+impl Shared {
+    /// What a presented token is checked against; `None` when authentication is off.
+    pub fn credentials(&self) -> Option<auth::Credentials> {
+        self.token.clone().map(|token| auth::Credentials {
+            token,
+            service_accounts: self.service_account_tokens.clone(),
+            store: self.store.clone(),
+        })
+    }
+}

@@ -1,7 +1,8 @@
-//! The seam between storage and the kinds. The store knows objects, resourceVersions and events; what
-//! a kind adds to a write (a Service's cluster IP, a namespace's teardown, the garbage collector's
-//! work) comes from a [`Hooks`] the server hands it when it opens, called at fixed points of every
-//! write under the store's lock. The store names no kind: whoever implements the hooks does.
+//! The seam between storage and the controllers. The store knows objects, resourceVersions and
+//! events; what a controller adds to a write (a Service's cluster IP, a namespace's teardown, the
+//! garbage collector's work) comes from a [`Hooks`] the server hands it when it opens, called at fixed
+//! points of every write under the store's lock. The store calls no controller by name: whoever
+//! implements the hooks does.
 
 use std::collections::{BTreeMap, HashMap};
 

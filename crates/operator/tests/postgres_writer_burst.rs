@@ -57,7 +57,8 @@ async fn wait_all(api: &Api<PostgresWriter>, count: usize, reason: &str) {
     .await;
 }
 
-/// The Warning Events in `namespace`, as `reason: note` lines.
+/// The Warning Events about PostgresWriters in `namespace`, as `reason: note` lines. (The real control
+/// plane records warnings of its own in `default`, about its `kubernetes` Service, while it starts.)
 async fn warnings(client: &kube::Client, namespace: &str) -> Vec<String> {
     let events: Api<Event> = Api::namespaced(client.clone(), namespace);
     events
@@ -67,6 +68,7 @@ async fn warnings(client: &kube::Client, namespace: &str) -> Vec<String> {
         .items
         .into_iter()
         .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.kind.as_deref()) == Some("PostgresWriter"))
         .map(|e| format!("{}: {}", e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
         .collect()
 }

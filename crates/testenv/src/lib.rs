@@ -15,10 +15,13 @@
 //! `<test>::embedded` and `<test>::real`; [`every_tier!`] adds `<test>::cluster`, and
 //! [`cluster_tier!`] makes only that. The nextest profiles in `.config/nextest.toml` select a tier by
 //! those names (see `docs/control-planes.md`).
+//!
+//! Beside the control planes, [`import_loops`] checks a crate's module layers for its tests.
 
 pub mod cluster;
 mod discovery;
 pub mod error;
+pub mod import_loops;
 mod process;
 pub mod real;
 

@@ -9,6 +9,11 @@ use crate::store::{State, Store, WriteOptions};
 pub(super) const NAMESPACE: &str = "default";
 pub(super) const NAME: &str = "kubernetes";
 
+/// The port the server listens on, once it does: the Service's target port, kept to restore the
+/// Service when it is deleted.
+#[derive(Default, Clone, Copy)]
+struct ServedPort(Option<u16>);
+
 fn desired(port: u16) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Service",
@@ -22,7 +27,7 @@ fn desired(port: u16) -> Value {
 
 /// Creates the Service, or points a kept one (from a data dir) at `port`, the port served now.
 pub(super) fn reconcile(store: &Store, state: &mut State, port: u16) {
-    state.api_port = Some(port);
+    *state.extensions.get::<ServedPort>() = ServedPort(Some(port));
     let Some(rt) = state.registry.resolve("", "v1", "services") else {
         return;
     };
@@ -47,7 +52,7 @@ pub(super) fn reconcile(store: &Store, state: &mut State, port: u16) {
 
 /// Puts the Service back after it was removed, as kube-apiserver's reconciler does.
 pub(super) fn restore(store: &Store, state: &mut State) {
-    if let Some(port) = state.api_port {
+    if let ServedPort(Some(port)) = *state.extensions.get::<ServedPort>() {
         reconcile(store, state, port);
     }
 }

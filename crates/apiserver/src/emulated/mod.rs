@@ -17,6 +17,7 @@ pub(crate) mod pods;
 mod resource_quotas;
 mod service_accounts;
 mod services;
+mod work_list;
 pub(crate) mod workloads;
 
 use std::{
@@ -71,8 +72,9 @@ impl Hooks for Controllers {
     }
 
     fn recover(&self, state: &mut State) {
-        state.extensions.get::<garbage_collector::WorkList>().reset();
-        state.extensions.get::<workloads::Queue>().reset();
+        state.extensions.get::<garbage_collector::Pending>().reset();
+        // The workloads' timers are kept: they wait for a time, not for a drain.
+        state.extensions.get::<workloads::Queue>().now.reset();
     }
 
     fn admit(
@@ -114,9 +116,7 @@ impl Hooks for Controllers {
         previous_references: &[Value],
         stored: &Value,
     ) {
-        if crate::flowcontrol::configures(&storage_key(rt)) {
-            crate::flowcontrol::keep_dangling_conditions(store, state);
-        }
+        keep_flow_control(store, state, rt);
         if !garbage_collector::after_write(store, state, rt, namespace, name, previous_references, stored) {
             return;
         }
@@ -176,9 +176,7 @@ impl Hooks for Controllers {
         object: &Value,
     ) {
         garbage_collector::after_remove(store, state, object);
-        if crate::flowcontrol::configures(&storage_key(rt)) {
-            crate::flowcontrol::keep_dangling_conditions(store, state);
-        }
+        keep_flow_control(store, state, rt);
         workloads::after_remove(store, state, rt, object);
         resource_quotas::after_remove(store, state, rt, namespace);
         service_accounts::after_remove(store, state, rt, namespace, object);
@@ -197,27 +195,38 @@ impl Hooks for Controllers {
     }
 }
 
+/// After a FlowSchema or PriorityLevelConfiguration was written or removed: the schemas' conditions
+/// about the levels they name, as kube-apiserver's configuration controller keeps them.
+fn keep_flow_control(store: &Store, state: &mut State, rt: &ResourceType) {
+    if crate::flowcontrol::configures(&storage_key(rt)) {
+        crate::flowcontrol::keep_dangling_conditions(store, state);
+    }
+}
+
 /// Keeps the `kubernetes` Service pointing at `port`, where the server now listens (B6).
 pub fn serve_on(store: &Store, port: u16) {
-    let mut state = store.write_lock();
-    kubernetes_service::reconcile(store, &mut state, port);
-    let _ = store.settle(state, Ok(()));
+    let _ = store.write_step(|state| {
+        kubernetes_service::reconcile(store, state, port);
+        Ok(())
+    });
 }
 
 /// Simulates a node from now on (see [`workloads::node`]), registering it if missing.
 pub fn simulate_node(store: &Store) {
-    let mut state = store.write_lock();
-    workloads::node::start(store, &mut state);
-    let _ = store.settle(state, Ok(()));
+    let _ = store.write_step(|state| {
+        workloads::node::start(store, state);
+        Ok(())
+    });
 }
 
 /// Syncs the workloads whose time has come (a Pod ready long enough to be available, a rollout past
 /// its deadline) and the quotas whose resync is due; called about once a second.
 pub fn tick(store: &Store) {
-    let mut state = store.write_lock();
-    workloads::tick(store, &mut state);
-    resource_quotas::resync_if_due(store, &mut state);
-    let _ = store.settle(state, Ok(()));
+    let _ = store.write_step(|state| {
+        workloads::tick(store, state);
+        resource_quotas::resync_if_due(store, state);
+        Ok(())
+    });
 }
 
 /// Kind-specific admission on create (`old` = None) and update, made through `subresource` if any.
@@ -316,7 +325,8 @@ fn stamp_conditions(old: &Value, object: &mut Value) {
 /// After `namespaces/{name}/finalize`: a namespace being deleted that is empty and held by no one
 /// else's finalizer any more goes, as the namespace controller would see to.
 pub(crate) fn after_finalize(store: &Store, namespace: &str) -> Result<(), crate::error::Error> {
-    let mut state = store.write_lock();
-    namespaces::finish_if_empty(store, &mut state, namespace);
-    store.settle(state, Ok(()))
+    store.write_step(|state| {
+        namespaces::finish_if_empty(store, state, namespace);
+        Ok(())
+    })
 }

@@ -56,8 +56,6 @@ pub(crate) struct State {
     pub registry: Registry,
     /// Next offset in the Service cluster IP range to try first (saved with the objects).
     pub next_cluster_ip: u32,
-    /// The port the server listens on, once it does.
-    pub api_port: Option<u16>,
     /// Dependents by owner uid, for the garbage collector.
     pub owners: owners::OwnerIndex,
     /// What the hooks keep beside the objects, by type.
@@ -151,7 +149,6 @@ impl Store {
                 history: history::History::new(history, loaded.resource_version),
                 registry,
                 next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
-                api_port: None,
                 owners,
                 extensions,
             }),

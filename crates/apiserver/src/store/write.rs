@@ -213,7 +213,8 @@ impl Store {
             });
         }
         let stored = self.put(state, rt, &namespace, &name, object, None);
-        self.after_write(state, rt, &namespace, &name, &[], &stored);
+        self.hooks
+            .after_write(self, state, rt, &namespace, &name, &[], &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -379,7 +380,8 @@ impl Store {
         }
         let previous_references = meta::owner_references(&old);
         let stored = self.put(state, rt, namespace, name, next, Some(old));
-        self.after_write(state, rt, namespace, name, &previous_references, &stored);
+        self.hooks
+            .after_write(self, state, rt, namespace, name, &previous_references, &stored);
         Ok(Written {
             object: lifecycle::present(rt, &stored),
             warnings,
@@ -387,25 +389,20 @@ impl Store {
         })
     }
 
-    /// Follow-up writes a real cluster's controllers would make (garbage collection, Deployment status).
-    fn after_write(
-        &self,
-        state: &mut State,
-        rt: &ResourceType,
-        namespace: &str,
-        name: &str,
-        previous_references: &[Value],
-        stored: &Value,
-    ) {
-        self.hooks
-            .after_write(self, state, rt, namespace, name, previous_references, stored);
-    }
-
     /// Lets the hooks set up what every cluster holds, on a store just opened.
     pub(super) fn populate(&self) {
+        let _ = self.write_step(|state| {
+            self.hooks.populate(self, state);
+            Ok(())
+        });
+    }
+
+    /// One step of writes made outside a request (a controller's, a timer's), under the lock and
+    /// settled as a request's: with a data dir, it returns once the step is on disk.
+    pub(crate) fn write_step<T>(&self, step: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         let mut state = self.write_lock();
-        self.hooks.populate(self, &mut state);
-        let _ = self.settle(state, Ok(()));
+        let result = step(&mut state);
+        self.settle(state, result)
     }
 }
 

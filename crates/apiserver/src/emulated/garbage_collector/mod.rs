@@ -26,24 +26,26 @@
 //! So a foreground deletion of a cycle ends with every member deleted, and a background deletion
 //! collects every object whose owners are all gone, cycles included.
 //!
-//! The walk is iterative ([`work_list`]): each step that may set more in motion queues the objects
+//! The walk is iterative ([`WorkList`]): each step that may set more in motion queues the objects
 //! concerned, and one loop takes them in turn, so the stack is as deep for a 10,000-link chain or a
 //! cycle as for a single object. A drain ends because no step adds a reference, a blocking flag or a
 //! live object: each drops references, unblocks them, or deletes.
 
 mod graph;
-mod work_list;
 
 use apimachinery::resource::ResourceType;
 use serde_json::{Value, json};
-
-pub(crate) use work_list::WorkList;
 
 use self::graph::{
     Located, Owner, blocking_dependents, dependents_of, find_owner, has_finalizer, is_blocking, locate,
     reference_uid, waits_for_dependents,
 };
+use super::work_list::WorkList;
 use crate::store::{DeletePropagation, State, Store, lifecycle, meta, record_update, storage_key};
+
+/// What the collector has yet to look at: where each object is stored (storage key, namespace, ""
+/// when cluster-scoped, and name).
+pub(super) type Pending = WorkList<(String, String, String)>;
 
 /// The field manager of the collector's writes, as kube-controller-manager's user agent names it.
 const MANAGER: &str = "kube-controller-manager";
@@ -73,7 +75,7 @@ pub(super) fn after_write(
     if !references.is_empty() {
         state
             .extensions
-            .get::<WorkList>()
+            .get::<Pending>()
             .push((storage_key(rt), namespace.to_owned(), name.to_owned()));
     }
     // A blocking reference dropped or unblocked may be what a waiting owner was waiting for.
@@ -93,7 +95,7 @@ pub(super) fn after_write(
 /// waiting in the foreground their last blocking dependent.
 pub(super) fn after_remove(store: &Store, state: &mut State, removed: &Value) {
     for key in state.owners.dependents(meta::uid(removed)) {
-        state.extensions.get::<WorkList>().push(key);
+        state.extensions.get::<Pending>().push(key);
     }
     let namespace = meta::namespace(removed);
     for reference in meta::owner_references(removed) {
@@ -102,7 +104,7 @@ pub(super) fn after_remove(store: &Store, state: &mut State, removed: &Value) {
         {
             state
                 .extensions
-                .get::<WorkList>()
+                .get::<Pending>()
                 .push((storage_key(&rt), namespace, name));
         }
     }
@@ -193,12 +195,12 @@ pub(super) fn delete_in_foreground(
     for (rt, namespace, name, _) in dependents {
         state
             .extensions
-            .get::<WorkList>()
+            .get::<Pending>()
             .push((storage_key(&rt), namespace, name));
     }
     state
         .extensions
-        .get::<WorkList>()
+        .get::<Pending>()
         .push((storage_key(rt), namespace.to_owned(), name));
     drain(store, state);
     Some(waiting)
@@ -207,15 +209,15 @@ pub(super) fn delete_in_foreground(
 /// Takes queued objects in turn until none is left. Inside a drain (a deletion the collector made),
 /// returns at once: the running drain takes what was queued.
 fn drain(store: &Store, state: &mut State) {
-    if !state.extensions.get::<WorkList>().start_draining() {
+    if !state.extensions.get::<Pending>().start_draining() {
         return;
     }
-    while let Some((key, namespace, name)) = state.extensions.get::<WorkList>().pop() {
+    while let Some((key, namespace, name)) = state.extensions.get::<Pending>().pop() {
         if let Some(object) = locate(state, &key, &namespace, &name) {
             attempt_to_delete(store, state, object);
         }
     }
-    state.extensions.get::<WorkList>().stop_draining();
+    state.extensions.get::<Pending>().stop_draining();
 }
 
 /// One look at one object, by the rules at the top of this file.
@@ -289,7 +291,7 @@ fn finish_foreground(store: &Store, state: &mut State, (rt, namespace, name, own
         if !waits_for_dependents(&dependent) {
             state
                 .extensions
-                .get::<WorkList>()
+                .get::<Pending>()
                 .push((storage_key(&rt), namespace, name));
         }
     }
@@ -350,7 +352,7 @@ fn queue_owner(state: &mut State, reference: &Value, namespace: &str) {
     if let Owner::Live((rt, namespace, name, _)) = find_owner(state, reference, namespace) {
         state
             .extensions
-            .get::<WorkList>()
+            .get::<Pending>()
             .push((storage_key(&rt), namespace, name));
     }
 }

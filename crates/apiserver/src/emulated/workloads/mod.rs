@@ -62,34 +62,36 @@ fn enqueue(store: &Store, state: &mut State, kind: Kind, object: &Value) {
     };
     for above in above {
         if let Some(owner) = objects::controller(store, state, *above, object) {
-            state
-                .extensions
-                .get::<Queue>()
-                .push((*above, namespace.clone(), meta::name(&owner).to_owned()));
+            state.extensions.get::<Queue>().now.push((
+                *above,
+                namespace.clone(),
+                meta::name(&owner).to_owned(),
+            ));
         }
     }
-    state.extensions.get::<Queue>().push((kind, namespace, name));
+    state.extensions.get::<Queue>().now.push((kind, namespace, name));
 }
 
 /// Syncs what the timers say is due.
 pub(crate) fn tick(store: &Store, state: &mut State) {
     let now = jiff::Timestamp::now().as_second();
-    while let Some(first) = state.extensions.get::<Queue>().timers.first().cloned() {
+    let queue = state.extensions.get::<Queue>();
+    while let Some(first) = queue.timers.first().cloned() {
         if first.0 > now {
             break;
         }
-        state.extensions.get::<Queue>().timers.remove(&first);
-        state.extensions.get::<Queue>().push(first.1);
+        queue.timers.remove(&first);
+        queue.now.push(first.1);
     }
     drain(store, state);
 }
 
 fn drain(store: &Store, state: &mut State) {
-    if std::mem::replace(&mut state.extensions.get::<Queue>().draining, true) {
+    if !state.extensions.get::<Queue>().now.start_draining() {
         return;
     }
     let mut syncs = 0;
-    while let Some((kind, namespace, name)) = state.extensions.get::<Queue>().pop() {
+    while let Some((kind, namespace, name)) = state.extensions.get::<Queue>().now.pop() {
         syncs += 1;
         if syncs > SYNCS_PER_DRAIN {
             tracing::warn!(
@@ -98,7 +100,7 @@ fn drain(store: &Store, state: &mut State) {
                 name,
                 "workload controllers did not settle; stopped"
             );
-            state.extensions.get::<Queue>().reset();
+            state.extensions.get::<Queue>().now.reset();
             break;
         }
         match kind {
@@ -110,5 +112,5 @@ fn drain(store: &Store, state: &mut State) {
             Kind::Node | Kind::Event => {}
         }
     }
-    state.extensions.get::<Queue>().draining = false;
+    state.extensions.get::<Queue>().now.stop_draining();
 }

@@ -37,7 +37,7 @@ pub(crate) fn sync(store: &Store, state: &mut State, kind: Kind, namespace: &str
     let simulated = state.extensions.get::<Option<node::SimulatedNode>>().is_some();
     for pod in pods.iter().filter(|_| simulated) {
         if node::reports_ready(pod) != Some(node::expected_ready(store, state, pod)) {
-            state.extensions.get::<super::queue::Queue>().push((
+            state.extensions.get::<super::queue::Queue>().now.push((
                 Kind::Pod,
                 namespace.to_owned(),
                 meta::name(pod).to_owned(),

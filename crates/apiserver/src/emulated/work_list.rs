@@ -1,14 +1,15 @@
-//! The objects the collector still has to look at. Walking an owner graph by recursion made the stack
-//! as deep as the graph (a 10,000-link chain) or endless (an object owning itself); a queue makes it a
-//! loop whose stack depth is the same for any graph.
+//! The objects a controller still has to look at, each once, in the order they came: the garbage
+//! collector's and the workload controllers'. Walking an owner graph by recursion made the stack as
+//! deep as the graph (a 10,000-link chain) or endless (an object owning itself), and a controller's
+//! sync that sets another in motion would recurse the same way; a queue drained in one loop makes the
+//! stack depth the same for any graph.
 
-use std::collections::{HashSet, VecDeque};
+use std::{
+    collections::{HashSet, VecDeque},
+    hash::Hash,
+};
 
-/// Where an object is stored: storage key, namespace ("" when cluster-scoped), name.
-pub(super) type Item = (String, String, String);
-
-#[derive(Default)]
-pub(crate) struct WorkList {
+pub(crate) struct WorkList<Item> {
     queue: VecDeque<Item>,
     /// What `queue` holds: an object already waiting its turn is not queued twice, since it is read
     /// afresh when its turn comes. This keeps the queue no longer than the number of objects.
@@ -18,25 +19,36 @@ pub(crate) struct WorkList {
     draining: bool,
 }
 
-impl WorkList {
-    pub(super) fn push(&mut self, item: Item) {
+// Not derived: the derive would ask `Item: Default`, which no item needs for an empty list.
+impl<Item> Default for WorkList<Item> {
+    fn default() -> Self {
+        WorkList {
+            queue: VecDeque::new(),
+            queued: HashSet::new(),
+            draining: false,
+        }
+    }
+}
+
+impl<Item: Clone + Eq + Hash> WorkList<Item> {
+    pub(crate) fn push(&mut self, item: Item) {
         if self.queued.insert(item.clone()) {
             self.queue.push_back(item);
         }
     }
 
-    pub(super) fn pop(&mut self) -> Option<Item> {
+    pub(crate) fn pop(&mut self) -> Option<Item> {
         let item = self.queue.pop_front()?;
         self.queued.remove(&item);
         Some(item)
     }
 
     /// Marks a drain as started; false when one already runs further up the stack.
-    pub(super) fn start_draining(&mut self) -> bool {
+    pub(crate) fn start_draining(&mut self) -> bool {
         !std::mem::replace(&mut self.draining, true)
     }
 
-    pub(super) fn stop_draining(&mut self) {
+    pub(crate) fn stop_draining(&mut self) {
         self.draining = false;
     }
 
@@ -51,7 +63,7 @@ impl WorkList {
 mod tests {
     use super::*;
 
-    fn item(name: &str) -> Item {
+    fn item(name: &str) -> (String, String, String) {
         ("/configmaps".into(), "default".into(), name.into())
     }
 
@@ -70,7 +82,7 @@ mod tests {
 
     #[test]
     fn only_the_outermost_drain_runs() {
-        let mut list = WorkList::default();
+        let mut list = WorkList::<(String, String, String)>::default();
         assert!(list.start_draining());
         assert!(!list.start_draining());
         list.stop_draining();

@@ -7,6 +7,7 @@
 //! - [`validation`]: object names, labels, annotations, owner references.
 //! - [`selector`]: label and field selectors.
 //! - [`status_update`]: what a write through `/status` keeps of the stored object, kind by kind.
+//! - [`stored_form`]: where and in which form a resource's objects are stored, and how they are read.
 //! - [`resource`]: what a resource type is (built-ins and CRDs), and [`discovery`] documents about them.
 //! - [`table`]: `meta.k8s.io/v1` Table rendering: the built-in kinds' columns and CRDs' printer columns.
 //! - [`openapi`]: the OpenAPI schemas of the built-in kinds and of custom resources.
@@ -37,6 +38,7 @@ pub mod scale;
 pub mod schema;
 pub mod selector;
 pub mod status_update;
+pub mod stored_form;
 pub mod table;
 pub mod validation;
 pub mod webhook_configurations;

@@ -1,7 +1,7 @@
 //! The one error type of the API server. Every variant becomes a `Status` response (C6) with the
 //! reason, code and message wording of kube-apiserver, because clients match on them.
 
-use apimachinery::FieldCause;
+use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::{Value, json};
 
 /// Names the object an error is about, as `Status.details` does.
@@ -12,6 +12,27 @@ pub struct Subject {
     pub group: String,
     pub plural: String,
     pub name: String,
+}
+
+impl Subject {
+    /// `name` of `rt`.
+    pub fn of(rt: &ResourceType, name: &str) -> Subject {
+        Subject {
+            qualified_plural: rt.qualified_plural(),
+            group: rt.group.clone(),
+            plural: rt.plural.clone(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+/// How validation names a kind: `<Kind>.<group>`, the kind alone in the core group.
+pub fn kind_group(rt: &ResourceType) -> String {
+    if rt.group.is_empty() {
+        rt.kind.clone()
+    } else {
+        format!("{}.{}", rt.kind, rt.group)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -270,6 +291,20 @@ impl Error {
             },
             other => other,
         }
+    }
+
+    /// 422 about `name` of `rt`, with these causes.
+    pub fn invalid(rt: &ResourceType, name: &str, causes: Vec<FieldCause>) -> Error {
+        Error::Invalid {
+            kind_group: kind_group(rt),
+            subject: Subject::of(rt, name),
+            causes,
+        }
+    }
+
+    /// [`Error::from_machinery`] about `name` of `rt`.
+    pub fn from_machinery_about(error: apimachinery::Error, rt: &ResourceType, name: &str) -> Error {
+        Error::from_machinery(error, &kind_group(rt), &Subject::of(rt, name))
     }
 
     /// Lifts an `apimachinery` verdict about `subject` into a response error.

@@ -30,6 +30,7 @@ pub mod error;
 pub mod flowcontrol;
 pub mod http;
 pub mod store;
+pub(crate) mod strategy;
 pub mod token_holder;
 pub mod webhooks;
 
@@ -150,6 +151,7 @@ impl ApiServer {
             service_account_tokens: Default::default(),
             flow_control: Default::default(),
             controllers,
+            write_stages: Default::default(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

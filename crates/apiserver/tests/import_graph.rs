@@ -1,5 +1,6 @@
 //! The embedded server's modules stand in layers (see the crate's top-level doc): no module imports
-//! one that imports it back, but a parent module and its own child, and storage names no controller.
+//! one that imports it back, but a parent module and its own child; storage names no controller, no
+//! layer above it and no kind.
 
 use std::path::Path;
 
@@ -8,21 +9,55 @@ fn no_import_loop_but_a_parent_and_its_child() {
     testenv::import_loops::assert_none_beyond_a_parent_and_its_child("crates/apiserver/src");
 }
 
-#[test]
-fn storage_names_no_controller() {
+/// Each line of storage's code (comments and tests left out: tests may write through the layers
+/// above), with its file and number.
+fn storage_code() -> Vec<(String, String)> {
     let store = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src/store"));
+    let mut lines = Vec::new();
     for entry in std::fs::read_dir(store).expect("src/store") {
         let path = entry.expect("entry").path();
         let text = std::fs::read_to_string(&path).expect("a source file");
-        // Tests may open a store with the controllers' hooks; the storage code itself may not.
         let code = text.split("#[cfg(test)]").next().unwrap_or_default();
         for (number, line) in code.lines().enumerate() {
             let code = line.split("//").next().unwrap_or_default();
+            lines.push((format!("{}:{}", path.display(), number + 1), code.to_owned()));
+        }
+    }
+    lines
+}
+
+#[test]
+fn storage_names_no_controller_and_no_layer_above_it() {
+    for (place, code) in storage_code() {
+        for above in [
+            "emulated",
+            "crate::flowcontrol",
+            "strategy",
+            "crate::admission",
+            "crate::http",
+        ] {
+            assert!(!code.contains(above), "{place} names {above}: {code}");
+        }
+    }
+}
+
+/// No string in storage's code is a group, a resource or a kind the server serves: what differs by
+/// kind is the strategy's, the hooks' or the API machinery's to say.
+#[test]
+fn storage_names_no_kind() {
+    let mut names = std::collections::BTreeSet::new();
+    for rt in apimachinery::resource::builtins() {
+        names.extend([rt.plural.clone(), rt.kind.clone(), format!("/{}", rt.plural)]);
+        if !rt.group.is_empty() {
+            names.insert(rt.group.clone());
+        }
+    }
+    for (place, code) in storage_code() {
+        let literals = code.split('"').skip(1).step_by(2);
+        for literal in literals {
             assert!(
-                !code.contains("emulated") && !code.contains("crate::flowcontrol"),
-                "{}:{} names a controller: {line}",
-                path.display(),
-                number + 1
+                !names.contains(literal),
+                "{place} names the kind {literal:?}: {code}"
             );
         }
     }

@@ -1,36 +1,42 @@
-//! The asynchronous stage of a write, around the store's synchronous one, for what needs a network
-//! call: admission webhooks (A1-A9) and CRD conversion webhooks (X1-X4). Writes that need neither go
-//! straight to the store, as before.
+//! A request's write, stage by stage in kube-apiserver's order, each stage once: the strategy's
+//! decoding (`strategy::{create,update}::prepare`), the mutating webhooks (A1-A9), the strategy's
+//! validation (`strategy::{create,update}::finish`), the admission policies and validating webhooks,
+//! the conversion to the storage version through a CRD's conversion webhook (X1-X4), and the store's
+//! commit. The stages that call out run only when a webhook or policy is configured (or the CRD
+//! converts); the others always do.
 //!
-//! The order is kube-apiserver's: the request is decoded, defaulted and validated at the version it
-//! was sent at (a dry run of the store's own write, against the current object converted to that
-//! version), then mutating webhooks patch it (validated again if they did), validating webhooks see
-//! the result, and the store commits it, converted to the storage version, on the condition that the
-//! current object has not changed meanwhile. If it has, and the request did not name a
-//! resourceVersion, the whole stage runs again against the new current object, as the real server's
-//! `GuaranteedUpdate` does.
+//! An update is prepared against the object read first and committed only if no other write changed
+//! it meanwhile; otherwise every stage runs again against the new current object, as the real
+//! server's `GuaranteedUpdate` does. Deletes pass the webhooks too.
 
 mod attributes;
 pub mod call;
 pub mod matching;
 mod policies;
+pub mod stages;
 
 use std::sync::Arc;
 
-use apimachinery::{patch::PatchType, resource::ResourceType};
+use apimachinery::{patch::PatchType, resource::ResourceType, stored_form};
 use kube::core::admission::Operation;
 use serde_json::{Value, json};
 
 use crate::{
     error::{Error, Result},
-    store::{DeleteOptions, DeletePropagation, FieldValidation, Store, WriteOptions, Written, meta},
+    store::{
+        Create, DeleteOptions, DeletePropagation, Store, StoredObject, Update, WriteOptions, Written, meta,
+        subject,
+    },
+    strategy::{
+        create,
+        patch::{PatchRequest, Resolved},
+        update,
+    },
     webhooks::{Converter, conversion},
 };
 pub use attributes::{Attributes, operation_name};
 use matching::Phase;
-
-/// How often a write is tried again after another write changed its object meanwhile.
-const RETRIES: usize = 8;
+pub use stages::{Stage, WriteStages};
 
 /// What a write asks for.
 pub enum Change<'a> {
@@ -46,19 +52,12 @@ pub enum Change<'a> {
     },
 }
 
-impl Change<'_> {
-    /// Whether the request pins the resourceVersion it applies to; if not, a conflict with a
-    /// concurrent write is retried rather than answered.
-    fn pins_resource_version(&self) -> bool {
+impl<'a> Change<'a> {
+    /// The name of the object the write changes; none for a create.
+    fn name(&self) -> Option<&'a str> {
         match self {
-            Change::Create(_) => true,
-            Change::Update { object, .. } => meta::resource_version(object).is_some(),
-            Change::Patch { patch, .. } => match patch.as_array() {
-                Some(operations) => operations
-                    .iter()
-                    .any(|op| op.get("path").and_then(Value::as_str) == Some("/metadata/resourceVersion")),
-                None => patch.pointer("/metadata/resourceVersion").is_some(),
-            },
+            Change::Create(_) => None,
+            Change::Update { name, .. } | Change::Patch { name, .. } => Some(name),
         }
     }
 }
@@ -70,6 +69,50 @@ pub struct Target<'a> {
     pub namespace: &'a str,
     pub subresource: Option<&'a str>,
     pub status_only: bool,
+    /// Where the runs of each stage are counted.
+    pub stages: &'a WriteStages,
+}
+
+/// The object an update changes: as read from the store (to commit against), and as the stages see
+/// it (at the request's version).
+struct Current {
+    read: StoredObject,
+    stored: Value,
+    /// What the request's changes apply to: the stored object, or its conversion to the request's
+    /// version when that is not the storage version.
+    base: Value,
+    /// What webhooks see as `oldObject`: the object at the request's version, as clients read it.
+    seen: Value,
+}
+
+/// A write between its stages.
+enum Prepared {
+    Create {
+        create: Create,
+        options: WriteOptions,
+    },
+    Update {
+        current: Current,
+        next: Value,
+        warnings: Vec<String>,
+        options: WriteOptions,
+    },
+}
+
+impl Prepared {
+    fn object(&self) -> &Value {
+        match self {
+            Prepared::Create { create, .. } => &create.object,
+            Prepared::Update { next, .. } => next,
+        }
+    }
+
+    fn object_mut(&mut self) -> &mut Value {
+        match self {
+            Prepared::Create { create, .. } => &mut create.object,
+            Prepared::Update { next, .. } => next,
+        }
+    }
 }
 
 impl Target<'_> {
@@ -96,7 +139,7 @@ impl Target<'_> {
     }
 
     /// Whether any webhook is configured or any admission policy bound: then writes go through the
-    /// admission stage.
+    /// admission stages.
     fn has_webhooks(&self) -> bool {
         ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]
             .iter()
@@ -105,126 +148,160 @@ impl Target<'_> {
             || policies::any_bound(self.store)
     }
 
-    /// The current object at the request's version, or `None` when there is none.
-    async fn current(&self, name: &str, reader: &Option<Converter>) -> Result<Option<Value>> {
-        let stored = match self.store.get_stored(self.rt, self.namespace, name) {
-            Ok(stored) => stored,
-            Err(Error::NotFound(_)) => return Ok(None),
-            Err(error) => return Err(error),
+    /// The current object, or `None` when there is none.
+    async fn current(
+        &self,
+        name: &str,
+        reader: &Option<Converter>,
+        converting: bool,
+    ) -> Result<Option<Current>> {
+        let Some(read) = self.store.read(self.rt, self.namespace, name) else {
+            return Ok(None);
         };
-        Ok(
-            conversion::read(self.store, self.rt, reader.as_ref(), vec![stored])
-                .await?
-                .pop(),
-        )
+        let stored = read.decode();
+        let seen = conversion::read(self.store, self.rt, reader.as_ref(), vec![stored.clone()])
+            .await?
+            .pop()
+            .unwrap_or(Value::Null);
+        let base = if converting { seen.clone() } else { stored.clone() };
+        Ok(Some(Current {
+            read,
+            stored,
+            base,
+            seen,
+        }))
     }
 
-    /// A write: straight to the store when nothing asynchronous applies, through the stage otherwise.
+    /// The patch `change` asks for, if it is one.
+    fn patch_request<'c>(
+        &'c self,
+        change: &'c Change<'_>,
+        options: &'c WriteOptions,
+    ) -> Option<PatchRequest<'c>> {
+        match change {
+            Change::Patch {
+                name,
+                patch_type,
+                patch,
+            } => Some(PatchRequest {
+                rt: self.rt,
+                namespace: self.namespace,
+                name,
+                patch_type: *patch_type,
+                body: patch,
+                options,
+                status_only: self.status_only,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A write: its stages, again from the start while another write changes the object meanwhile.
     pub async fn write(&self, change: Change<'_>, options: &WriteOptions) -> Result<Written> {
         let reader = self.reader();
         let converter = self.writer(&reader);
-        if converter.is_none() && !self.has_webhooks() {
-            return self.store_write(self.rt, &change, options);
-        }
-        let mut attempt = 0;
+        let admitting = self.has_webhooks();
         loop {
-            attempt += 1;
-            let name = match &change {
-                Change::Create(_) => None,
-                Change::Update { name, .. } | Change::Patch { name, .. } => Some(*name),
-            };
-            let current = match name {
-                Some(name) => self.current(name, &reader).await?,
+            let current = match change.name() {
+                Some(name) => self.current(name, &reader, converter.is_some()).await?,
                 None => None,
             };
-            let result = self.admit_and_commit(&change, current, &converter, options).await;
-            match result {
-                Err(Error::Conflict { .. }) if !change.pins_resource_version() && attempt < RETRIES => {
-                    continue;
-                }
-                other => return other,
+            let attempt = self.attempt(&change, current, &converter, admitting, options);
+            if let Some(written) = attempt.await? {
+                return Ok(written);
             }
         }
     }
 
-    async fn admit_and_commit(
+    /// One run of the stages over `current`: `None` when the commit found the object changed.
+    async fn attempt(
         &self,
         change: &Change<'_>,
-        current: Option<Value>,
+        current: Option<Current>,
         converter: &Option<Converter>,
+        admitting: bool,
         options: &WriteOptions,
-    ) -> Result<Written> {
-        let trial = WriteOptions {
-            dry_run: true,
-            current: converter.as_ref().and(current.clone()),
-            before_mutation: true,
-            ..options.clone()
+    ) -> Result<Option<Written>> {
+        let patch = self.patch_request(change, options);
+        // A patch's errors quote the patched object as kube-apiserver does.
+        let base = current.as_ref().map(|current| current.base.clone());
+        let quoted = |error: Error| match (&patch, &base) {
+            (Some(patch), Some(base)) => error.for_patch(|object| patch.written(base, object)),
+            _ => error,
         };
-        let candidate = self.store_write(self.rt, change, &trial)?;
-        let mut warnings = candidate.warnings;
-        let created = candidate.created;
-        let mut object = candidate.object;
-        if created {
-            // Mutating webhooks see a new object before the server gives it an identity.
-            let metadata = meta::metadata_mut(&mut object);
-            for field in ["uid", "creationTimestamp", "generation", "resourceVersion"] {
-                metadata.remove(field);
+        let mut prepared = self
+            .prepare(change, current, patch.as_ref(), options)
+            .map_err(quoted)?;
+        self.stages.ran(Stage::Decode);
+        let mut warnings = Vec::new();
+        let mut attributes = self.attributes(&prepared, options);
+        let mut mutated = false;
+        if admitting {
+            mutated = mutate(self.store, &mut attributes, &mut warnings).await?;
+            if mutated && let Some(object) = attributes.object.take() {
+                *prepared.object_mut() = stored_form::to_storage(self.rt, object);
+            }
+            self.stages.ran(Stage::MutatingAdmission);
+        }
+        match &mut prepared {
+            Prepared::Create { create, .. } => create::finish(self.rt, create, mutated),
+            Prepared::Update { current, next, .. } => {
+                let name = meta::name(&current.stored).to_owned();
+                update::finish(self.rt, &name, &current.base, next, mutated, self.status_only)
             }
         }
-        let name = meta::name(&object).to_owned();
-        let mut attributes = Attributes {
-            rt: self.rt.clone(),
-            namespace: self.namespace.to_owned(),
-            name: name.clone(),
-            subresource: self.subresource.map(str::to_owned),
-            operation: if created {
-                Operation::Create
-            } else {
-                Operation::Update
-            },
-            object: Some(object),
-            old: if created { None } else { current },
-            dry_run: options.dry_run,
-            options: write_options_object(created, options),
-        };
-        mutate(self.store, &mut attributes, &mut warnings).await?;
-        let recorded = WriteOptions {
-            field_manager: None,
-            field_validation: FieldValidation::Ignore,
-            duplicate_fields: Vec::new(),
-            before_mutation: false,
-            ..trial.clone()
-        };
-        if let Some(object) = attributes.object.take() {
-            // Validation comes after mutating admission, as in kube-apiserver: what the webhooks
-            // made (or the request, when none changed it) is validated before validating webhooks.
-            let again = match created {
-                true => Change::Create(object),
-                false => Change::Update { name: &name, object },
-            };
-            attributes.object = Some(self.store_write(self.rt, &again, &recorded)?.object);
+        .map_err(quoted)?;
+        self.stages.ran(Stage::Validate);
+        if admitting {
+            attributes.object = Some(stored_form::present(self.rt, prepared.object()));
+            validate(self.store, &attributes, &mut warnings).await?;
+            self.stages.ran(Stage::ValidatingAdmission);
         }
-        validate(self.store, &attributes, &mut warnings).await?;
-        let object = attributes.object.unwrap_or(Value::Null);
         let storage_type = self.storage_type(converter)?;
-        let object = match converter {
-            Some(converter) => {
-                converter
-                    .convert_one(self.store, object, &storage_type.api_version())
-                    .await?
+        if let Some(converter) = converter {
+            let object = std::mem::take(prepared.object_mut());
+            *prepared.object_mut() = converter
+                .convert_one(self.store, object, &storage_type.api_version())
+                .await?;
+            self.stages.ran(Stage::Conversion);
+        }
+        let committed = match prepared {
+            Prepared::Create { create, options } => {
+                match self.store.commit_create_now(&storage_type, create, &options) {
+                    // Server-side apply created what another writer created meanwhile: applied to
+                    // that object instead.
+                    Err(Error::AlreadyExists(_)) if patch.is_some() => None,
+                    other => Some(other?),
+                }
             }
-            None => object,
+            Prepared::Update {
+                current,
+                next,
+                warnings,
+                options,
+            } => {
+                let name = meta::name(&current.stored).to_owned();
+                let update = Update {
+                    old: current.stored,
+                    next,
+                    warnings,
+                };
+                self.store
+                    .commit_update_if_unchanged(
+                        &storage_type,
+                        self.namespace,
+                        &name,
+                        &current.read,
+                        update,
+                        &options,
+                    )
+                    .map_err(quoted)?
+            }
         };
-        let commit_options = WriteOptions {
-            dry_run: options.dry_run,
-            current: None,
-            ..recorded
+        self.stages.ran(Stage::Commit);
+        let Some(mut written) = committed else {
+            return Ok(None);
         };
-        let committed = match created {
-            true => Change::Create(object),
-            false => Change::Update { name: &name, object },
-        };
-        let mut written = self.store_write(&storage_type, &committed, &commit_options)?;
         if converter.is_some() {
             let stored = std::mem::take(&mut written.object);
             written.object = conversion::read(self.store, self.rt, converter.as_ref(), vec![stored])
@@ -234,38 +311,77 @@ impl Target<'_> {
         }
         warnings.append(&mut written.warnings);
         written.warnings = warnings;
-        Ok(written)
+        Ok(Some(written))
     }
 
-    fn store_write(
+    /// The first stage: what the request makes of the current object (or of nothing, for a create).
+    fn prepare(
         &self,
-        rt: &Arc<ResourceType>,
         change: &Change<'_>,
+        current: Option<Current>,
+        patch: Option<&PatchRequest<'_>>,
         options: &WriteOptions,
-    ) -> Result<Written> {
-        match change {
-            Change::Create(object) => self.store.create(rt, self.namespace, object.clone(), options),
-            Change::Update { name, object } => self.store.update(
-                rt,
-                self.namespace,
-                name,
-                object.clone(),
-                options,
-                self.status_only,
-            ),
-            Change::Patch {
-                name,
-                patch_type,
-                patch,
-            } => self.store.patch(
-                rt,
-                self.namespace,
-                name,
-                *patch_type,
-                patch,
-                options,
-                self.status_only,
-            ),
+    ) -> Result<Prepared> {
+        let (rt, namespace) = (self.rt, self.namespace);
+        let (object, options) = match (change, patch) {
+            (Change::Create(object), _) => (object.clone(), options.clone()),
+            (Change::Update { name, object }, _) => {
+                let current = current.ok_or_else(|| Error::NotFound(subject(rt, name)))?;
+                update::check_request(rt, namespace, name, object)?;
+                return self.prepare_update(current, object.clone(), options.clone());
+            }
+            (Change::Patch { .. }, Some(patch)) => match patch.resolve(current.as_ref().map(|c| &c.base))? {
+                Resolved::Create(object, options) => (object, options),
+                Resolved::Update(patched, options) => {
+                    let current = current.ok_or_else(|| Error::NotFound(subject(rt, patch.name)))?;
+                    return self.prepare_update(current, patched, options);
+                }
+            },
+            (Change::Patch { name, .. }, None) => return Err(Error::NotFound(subject(rt, name))),
+        };
+        self.store
+            .admit_into_namespace(rt, namespace, meta::name(&object))?;
+        let create = create::prepare(rt, namespace, object, &options)?;
+        Ok(Prepared::Create { create, options })
+    }
+
+    fn prepare_update(&self, current: Current, object: Value, options: WriteOptions) -> Result<Prepared> {
+        let name = meta::name(&current.stored).to_owned();
+        let (next, warnings) = update::prepare(
+            self.rt,
+            self.namespace,
+            &name,
+            &current.base,
+            object,
+            &options,
+            self.status_only,
+        )?;
+        Ok(Prepared::Update {
+            current,
+            next,
+            warnings,
+            options,
+        })
+    }
+
+    /// What admission sees of the write prepared so far: the object at the request's version, and for
+    /// an update the current one as `oldObject`.
+    fn attributes(&self, prepared: &Prepared, options: &WriteOptions) -> Attributes {
+        let (operation, old) = match prepared {
+            Prepared::Create { .. } => (Operation::Create, None),
+            Prepared::Update { current, .. } => (Operation::Update, Some(current.seen.clone())),
+        };
+        let object = stored_form::present(self.rt, prepared.object());
+        Attributes {
+            rt: self.rt.clone(),
+            namespace: self.namespace.to_owned(),
+            name: meta::name(&object).to_owned(),
+            subresource: self.subresource.map(str::to_owned),
+            options: write_options_object(operation == Operation::Create, options),
+            operation,
+            object: Some(object),
+            old,
+            dry_run: options.dry_run,
         }
     }
 
@@ -276,7 +392,10 @@ impl Target<'_> {
         if converter.is_none() && !self.has_webhooks() {
             return self.store.delete(self.rt, self.namespace, name, options);
         }
-        let current = self.current(name, &reader).await?;
+        let current = self
+            .current(name, &reader, false)
+            .await?
+            .map(|current| current.seen);
         if current.is_some() {
             let attributes = Attributes {
                 rt: self.rt.clone(),

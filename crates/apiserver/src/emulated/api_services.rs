@@ -112,7 +112,7 @@ pub(super) fn reconcile(store: &Store, state: &mut State) {
         if store.stored(state, &rt, "", &name).is_some() {
             continue;
         }
-        let created = match store.create_locked(state, &rt, "", service, &options) {
+        let created = match crate::strategy::writes::create_locked(store, state, &rt, "", service, &options) {
             Ok(created) => created.object,
             Err(error) => {
                 tracing::warn!(%error, name, "could not register an APIService");
@@ -126,7 +126,8 @@ pub(super) fn reconcile(store: &Store, state: &mut State) {
         available["status"] = json!({"conditions": [{"type": "Available", "status": "True",
             "reason": "Local", "message": "Local APIServices are always available",
             "lastTransitionTime": since}]});
-        if let Err(error) = store.update_locked(
+        if let Err(error) = crate::strategy::writes::update_locked(
+            store,
             state,
             &rt,
             "",

@@ -7,7 +7,10 @@ use std::collections::{BTreeMap, HashMap};
 use apimachinery::{FieldCause, resource::ResourceType, schema::validate_crd};
 use serde_json::{Value, json};
 
-use crate::store::{DeletePropagation, Registry, State, Store, meta, record_update, storage_key};
+use crate::{
+    store::{DeletePropagation, Registry, State, Store, meta, storage_key},
+    strategy::record_update,
+};
 
 /// Serves again the custom resources of every stored CRD, as admitting them did before a restart.
 /// A CRD being deleted is served too, so that its teardown can finish.

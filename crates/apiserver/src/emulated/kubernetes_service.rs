@@ -33,16 +33,24 @@ pub(super) fn reconcile(store: &Store, state: &mut State, port: u16) {
     };
     let desired = desired(port);
     let result = match store.stored(state, &rt, NAMESPACE, NAME) {
-        None => store
-            .create_locked(state, &rt, NAMESPACE, desired, &manager())
+        None => crate::strategy::writes::create_locked(store, state, &rt, NAMESPACE, desired, &manager())
             .map(drop),
         Some(current) if current.pointer("/spec/ports") == desired.pointer("/spec/ports") => Ok(()),
         Some(current) => {
             let mut next = current.clone();
             next["spec"]["ports"] = desired["spec"]["ports"].clone();
-            store
-                .update_locked(state, &rt, NAMESPACE, NAME, current, next, &manager(), false)
-                .map(drop)
+            crate::strategy::writes::update_locked(
+                store,
+                state,
+                &rt,
+                NAMESPACE,
+                NAME,
+                current,
+                next,
+                &manager(),
+                false,
+            )
+            .map(drop)
         }
     };
     if let Err(error) = result {

@@ -31,8 +31,12 @@ use serde_json::Value;
 use services::addresses::ServiceAddresses;
 pub use workloads::node::NEVER_READY_ANNOTATION;
 
-use crate::store::{
-    DeletePropagation, Extensions, Hooks, Refusal, Registry, State, Store, StoredEvent, meta, storage_key,
+use crate::{
+    error::{Error, Subject},
+    store::{
+        DeletePropagation, Extensions, Hooks, Refusal, Registry, State, Store, StoredEvent, meta,
+        storage_key, subject,
+    },
 };
 
 /// The emulated controllers, as the store's hooks: `ApiServer::start` opens the store with them.
@@ -75,6 +79,33 @@ impl Hooks for Controllers {
         state.extensions.get::<garbage_collector::Pending>().reset();
         // The workloads' timers are kept: they wait for a time, not for a drain.
         state.extensions.get::<workloads::Queue>().now.reset();
+    }
+
+    /// NamespaceLifecycle: no object goes into a namespace that is missing or terminating.
+    fn admit_into_namespace(
+        &self,
+        state: &State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Error> {
+        let stored = state
+            .objects
+            .get(namespaces::STORAGE_KEY)
+            .and_then(|all| all.get(&(String::new(), namespace.to_owned())));
+        match stored {
+            None => Err(Error::NotFound(Subject {
+                qualified_plural: "namespaces".into(),
+                group: String::new(),
+                plural: "namespaces".into(),
+                name: namespace.to_owned(),
+            })),
+            Some(ns) if ns.is_deleting() => Err(Error::NamespaceTerminating {
+                subject: subject(rt, name),
+                namespace: namespace.to_owned(),
+            }),
+            Some(_) => Ok(()),
+        }
     }
 
     fn admit(
@@ -131,9 +162,9 @@ impl Hooks for Controllers {
 
     /// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one
     /// (directly, by deletecollection or by garbage collection) is 403.
-    fn check_deletable(&self, rt: &ResourceType, name: &str) -> Result<(), crate::error::Error> {
+    fn check_deletable(&self, rt: &ResourceType, name: &str) -> Result<(), Error> {
         if is(rt, "", "namespaces") && namespaces::IMMORTAL.contains(&name) {
-            return Err(crate::error::Error::Forbidden(format!(
+            return Err(Error::Forbidden(format!(
                 "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
             )));
         }
@@ -324,7 +355,7 @@ fn stamp_conditions(old: &Value, object: &mut Value) {
 
 /// After `namespaces/{name}/finalize`: a namespace being deleted that is empty and held by no one
 /// else's finalizer any more goes, as the namespace controller would see to.
-pub(crate) fn after_finalize(store: &Store, namespace: &str) -> Result<(), crate::error::Error> {
+pub(crate) fn after_finalize(store: &Store, namespace: &str) -> Result<(), Error> {
     store.write_step(|state| {
         namespaces::finish_if_empty(store, state, namespace);
         Ok(())

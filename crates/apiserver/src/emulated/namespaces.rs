@@ -6,6 +6,9 @@ use serde_json::{Value, json};
 
 use crate::store::{DeletePropagation, State, Store, WriteOptions, meta};
 
+/// Where namespaces are stored.
+pub(super) const STORAGE_KEY: &str = "/namespaces";
+
 /// The namespace controller's finalizer, which it takes away once the namespace is empty.
 const KUBERNETES_FINALIZER: &str = "kubernetes";
 
@@ -24,7 +27,14 @@ pub(super) fn create_defaults(store: &Store, state: &mut State) {
         if Store::stored_object(state, &rt, "", name).is_none() {
             let object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
             // Creating a fresh, valid namespace cannot fail.
-            let _ = store.create_locked(state, &rt, "", object, &WriteOptions::default());
+            let _ = crate::strategy::writes::create_locked(
+                store,
+                state,
+                &rt,
+                "",
+                object,
+                &WriteOptions::default(),
+            );
         }
     }
 }
@@ -65,7 +75,7 @@ pub(super) fn spec_finalizers(namespace: &Value) -> Vec<String> {
 /// managedFields is one of the server's.
 pub(super) fn record_server_create(rt: &ResourceType, object: &mut Value) {
     if object.pointer("/metadata/managedFields").is_none() {
-        crate::store::record_update(rt, None, object, "kube-apiserver", None);
+        crate::strategy::record_update(rt, None, object, "kube-apiserver", None);
     }
 }
 

@@ -163,7 +163,9 @@ fn sync_namespace(store: &Store, state: &mut State, namespace: &str, changed: Op
             ..WriteOptions::default()
         };
         let name = meta::name(&quota).to_owned();
-        if let Err(error) = store.update_locked(state, &rt, namespace, &name, quota, next, &options, true) {
+        if let Err(error) = crate::strategy::writes::update_locked(
+            store, state, &rt, namespace, &name, quota, next, &options, true,
+        ) {
             tracing::debug!(%error, namespace, name, "the quota controller's status update was refused");
         }
     }

@@ -43,7 +43,9 @@ fn ensure(store: &Store, state: &mut State, namespace: &str) {
         ..WriteOptions::default()
     };
     // A namespace being deleted refuses it, as it refuses the controller's create upstream.
-    if let Err(error) = store.create_locked(state, &rt, namespace, account, &options) {
+    if let Err(error) =
+        crate::strategy::writes::create_locked(store, state, &rt, namespace, account, &options)
+    {
         tracing::debug!(%error, namespace, "the ServiceAccount controller's create was refused");
     }
 }

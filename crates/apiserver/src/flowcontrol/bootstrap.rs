@@ -36,7 +36,9 @@ pub(crate) fn ensure_configuration(store: &Store, state: &mut State) {
         if store.stored(state, &rt, "", meta::name(&object)).is_some() {
             continue;
         }
-        if let Err(error) = store.create_locked(state, &Arc::clone(&rt), "", object, &options) {
+        if let Err(error) =
+            crate::strategy::writes::create_locked(store, state, &Arc::clone(&rt), "", object, &options)
+        {
             tracing::error!(%error, "creating the API Priority and Fairness configuration");
         }
     }

@@ -125,9 +125,15 @@ fn budget_verdict(shared: &Arc<Shared>, namespace: &str, pod: &Value, dry_run: b
         next["status"]["disruptionsAllowed"] = json!(allowed - 1);
         let pod_name = meta::name(pod).to_owned();
         next["status"]["disruptedPods"][pod_name] = json!(meta::now_rfc3339());
-        shared
-            .store
-            .update(&budgets, namespace, &pdb_name, next, &Default::default(), true)?;
+        crate::strategy::writes::update(
+            &shared.store,
+            &budgets,
+            namespace,
+            &pdb_name,
+            next,
+            &Default::default(),
+            true,
+        )?;
     }
     Ok(Verdict::Allowed)
 }
@@ -224,7 +230,8 @@ fn delete_as_evicted(
         let mut write = write_options(call, Vec::new())?;
         write.dry_run = false;
         write.field_manager = None;
-        let written = shared.store.update(pods, namespace, name, pod, &write, true)?;
+        let written =
+            crate::strategy::writes::update(&shared.store, pods, namespace, name, pod, &write, true)?;
         let mut options = options.clone();
         if options.precondition_resource_version.is_some() {
             // The precondition named the pod before this write, which is the eviction's own.

@@ -1,6 +1,7 @@
 //! `/metrics`, in Prometheus' text format: the API Priority and Fairness gauges clients read to see
-//! that a priority level has been taken into account (upstream's e2e specs among them). Only what is
-//! computed from stored objects is reported; kube-apiserver's request and storage metrics are not.
+//! that a priority level has been taken into account (upstream's e2e specs among them), and the
+//! embedded server's own count of the stages its writes ran. kube-apiserver's request and storage
+//! metrics are not reported.
 
 use axum::{
     body::Body,
@@ -9,7 +10,7 @@ use axum::{
 };
 use serde_json::Value;
 
-use crate::store::Store;
+use super::Shared;
 
 /// The seats kube-apiserver shares among priority levels: its default `--max-requests-inflight`
 /// (400) plus `--max-mutating-requests-inflight` (200).
@@ -51,7 +52,8 @@ fn nominal_limits(levels: &[Value]) -> Vec<(String, u64)> {
         .collect()
 }
 
-pub fn answer(store: &Store) -> Response {
+pub fn answer(shared: &Shared) -> Response {
+    let store = &shared.store;
     let levels = store
         .resolve(
             "flowcontrol.apiserver.k8s.io",
@@ -67,6 +69,15 @@ pub fn answer(store: &Store) -> Response {
     for (name, seats) in nominal_limits(&levels) {
         text.push_str(&format!(
             "apiserver_flowcontrol_nominal_limit_seats{{priority_level={name:?}}} {seats}\n"
+        ));
+    }
+    text.push_str(
+        "# HELP embedded_apiserver_write_stages_total Runs of each stage of the writes requests made\n\
+         # TYPE embedded_apiserver_write_stages_total counter\n",
+    );
+    for (stage, runs) in shared.write_stages.counts() {
+        text.push_str(&format!(
+            "embedded_apiserver_write_stages_total{{stage={stage:?}}} {runs}\n"
         ));
     }
     let mut response = Response::new(Body::from(text));

@@ -116,7 +116,7 @@ async fn handle(shared: &Arc<Shared>, path: &str, call: Call) -> Response {
         Route::ResourceList { group, version } => {
             discovery::resources(&shared.store, &call, &group, &version)
         }
-        Route::Metrics => Ok(metrics::answer(&shared.store)),
+        Route::Metrics => Ok(metrics::answer(shared)),
         Route::OpenApiV2 => Ok(discovery::openapi_v2(&shared.store, &shared.openapi, &call)),
         Route::OpenApiIndex => Ok(discovery::openapi_index(&shared.store, &shared.openapi)),
         Route::OpenApiDocument { group, version } => {

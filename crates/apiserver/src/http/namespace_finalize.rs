@@ -31,7 +31,7 @@ pub fn finalize(shared: &Arc<Shared>, rt: &Arc<ResourceType>, name: &str, call: 
         subresource: Some("finalize"),
         ..write_options(call, duplicates)?
     };
-    let written = shared.store.update(rt, "", name, body, &options, false)?;
+    let written = crate::strategy::writes::update(&shared.store, rt, "", name, body, &options, false)?;
     if !options.dry_run {
         crate::emulated::after_finalize(&shared.store, name)?;
     }

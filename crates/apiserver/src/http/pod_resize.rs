@@ -39,7 +39,7 @@ pub fn resize(
         subresource: Some("resize"),
         ..write_options(call, Vec::new())?
     };
-    let written = shared.store.update(rt, namespace, name, next, &options, false)?;
+    let written = crate::strategy::writes::update(&shared.store, rt, namespace, name, next, &options, false)?;
     Ok(respond::json(200, &written.object))
 }
 

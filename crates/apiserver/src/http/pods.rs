@@ -42,10 +42,17 @@ pub fn pod_part_request(
             let (body, duplicates) = parse_patch(call, patch_type)?;
             let mut options = write_options(call, duplicates)?;
             options.dry_run = true;
-            let mut patched = shared
-                .store
-                .patch(rt, namespace, name, patch_type, &body, &options, false)?
-                .object;
+            let mut patched = crate::strategy::writes::patch(
+                &shared.store,
+                rt,
+                namespace,
+                name,
+                patch_type,
+                &body,
+                &options,
+                false,
+            )?
+            .object;
             meta::metadata_mut(&mut patched).insert(
                 "resourceVersion".into(),
                 current["metadata"]["resourceVersion"].clone(),
@@ -92,7 +99,7 @@ pub fn ephemeral_containers(
         subresource: Some("ephemeralcontainers"),
         ..write_options(call, Vec::new())?
     };
-    let written = shared.store.update(rt, namespace, name, next, &options, false)?;
+    let written = crate::strategy::writes::update(&shared.store, rt, namespace, name, next, &options, false)?;
     Ok(respond::with_warnings(
         respond::json(200, &written.object),
         &written.warnings,
@@ -142,7 +149,8 @@ pub fn bind(
     }
     let mut next = current.clone();
     next["spec"]["nodeName"] = json!(node);
-    shared.store.update(
+    crate::strategy::writes::update(
+        &shared.store,
         rt,
         namespace,
         name,

@@ -244,6 +244,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         namespace: &namespace,
         subresource: target.subresource.as_deref(),
         status_only,
+        stages: &shared.write_stages,
     };
     match (&call.method, target.name.as_deref()) {
         (&Method::GET, None) if watching => watch::serve(shared, rt, target.namespace.as_deref(), &call),

@@ -93,10 +93,16 @@ pub fn handle(
             subresource: Some("scale"),
             ..options.clone()
         };
-        match shared
-            .store
-            .patch(rt, namespace, name, PatchType::Merge, &write, &options, false)
-        {
+        match crate::strategy::writes::patch(
+            &shared.store,
+            rt,
+            namespace,
+            name,
+            PatchType::Merge,
+            &write,
+            &options,
+            false,
+        ) {
             Ok(written) => return Ok(respond::json(200, &scale::scale_of(paths, &written.object))),
             Err(Error::Conflict { .. }) if sent.is_none() && attempt < RETRIES => continue,
             Err(error) => return Err(error),

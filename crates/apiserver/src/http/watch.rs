@@ -7,6 +7,7 @@ use std::{sync::Arc, time::Duration};
 use apimachinery::{
     resource::ResourceType,
     selector::{FieldSelector, LabelSelector},
+    stored_form,
     table::{IncludeObject, Printer, in_version, render_table},
 };
 use axum::{body::Body, http::header, response::Response};
@@ -22,7 +23,7 @@ use super::{
 };
 use crate::{
     error::{Error, Result},
-    store::{EventType, Store, StoredEvent, StoredObject, lifecycle, storage_key},
+    store::{EventType, Store, StoredEvent, StoredObject, storage_key},
     webhooks::Converter,
 };
 
@@ -338,13 +339,13 @@ impl Stream {
         let (now, before) = if filter.selects_everything() {
             (true, event.previous.as_ref().map(|_| true))
         } else {
-            let object = lifecycle::present(&self.rt, &event.object.decode());
+            let object = stored_form::present(&self.rt, &event.object.decode());
             let now = filter.selects(&object);
             presented = Some(object);
             let before = event
                 .previous
                 .as_ref()
-                .map(|p| filter.selects(&lifecycle::present(&self.rt, &p.decode())));
+                .map(|p| filter.selects(&stored_form::present(&self.rt, &p.decode())));
             (now, before)
         };
         let event_type = match (event.event_type, now, before) {
@@ -357,7 +358,7 @@ impl Stream {
             let line = self.shared_line(event, event_type, presented);
             return self.sender.send(line).await.is_ok();
         }
-        let object = presented.unwrap_or_else(|| lifecycle::present(&self.rt, &event.object.decode()));
+        let object = presented.unwrap_or_else(|| stored_form::present(&self.rt, &event.object.decode()));
         if self.metadata_only {
             return self
                 .send_raw(event_type.as_str(), respond::partial_metadata(&object))
@@ -397,7 +398,7 @@ impl Stream {
         {
             return line.clone();
         }
-        let object = presented.unwrap_or_else(|| lifecycle::present(&self.rt, &event.object.decode()));
+        let object = presented.unwrap_or_else(|| stored_form::present(&self.rt, &event.object.decode()));
         let line = encode_line(event_type.as_str(), object);
         if cacheable {
             // Another watcher may have won the race; either line is the same.

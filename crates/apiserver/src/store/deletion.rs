@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{resource::ResourceType, stored_form};
 use serde_json::{Value, json};
 
-use super::{
-    DeleteOptions, DeletePropagation as Propagation, State, Store, lifecycle, meta, storage_key, subject,
-};
+use super::{DeleteOptions, DeletePropagation as Propagation, State, Store, meta, storage_key, subject};
 use crate::error::{Error, Result, Subject};
 
 impl Store {
@@ -41,7 +39,7 @@ impl Store {
             // The storage layer names the object by its kind here, not by its resource.
             return Err(Error::Conflict {
                 subject: Subject {
-                    qualified_plural: super::admission::kind_group(rt),
+                    qualified_plural: crate::error::kind_group(rt),
                     group: rt.group.clone(),
                     plural: rt.kind.clone(),
                     name: name.to_owned(),
@@ -64,10 +62,10 @@ impl Store {
             });
         }
         if options.dry_run {
-            return Ok(lifecycle::present(rt, &old));
+            return Ok(stored_form::present(rt, &old));
         }
         let result = self.delete_locked(state, rt, namespace, name, options.propagation);
-        result.map(|object| lifecycle::present(rt, &object))
+        result.map(|object| stored_form::present(rt, &object))
     }
 
     /// Deletes every object of `rt` in `namespace` (or everywhere) that `keep` selects (C10).
@@ -87,7 +85,7 @@ impl Store {
                     .iter()
                     .filter(|((ns, _), object)| {
                         namespace.is_none_or(|wanted| wanted == ns)
-                            && selects(&lifecycle::present_owned(rt, object.decode()))
+                            && selects(&stored_form::present_owned(rt, object.decode()))
                     })
                     .map(|(key, _)| key.clone())
                     .collect()
@@ -97,14 +95,14 @@ impl Store {
         for (ns, name) in targets {
             if options.dry_run {
                 if let Some(object) = self.stored(&state, rt, &ns, &name) {
-                    deleted.push(lifecycle::present(rt, &object));
+                    deleted.push(stored_form::present(rt, &object));
                 }
                 continue;
             }
             // One object at a time, as kube-apiserver deletes a collection: the lock may go between.
             state = self.keep_room(state);
             if let Ok(object) = self.delete_locked(&mut state, rt, &ns, &name, options.propagation) {
-                deleted.push(lifecycle::present(rt, &object));
+                deleted.push(stored_form::present(rt, &object));
             }
         }
         self.settle(state, Ok(deleted))
@@ -139,7 +137,7 @@ impl Store {
         let metadata = meta::metadata_mut(&mut next);
         metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
         metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
-        lifecycle::set_generation(rt, &mut next, meta::generation(&old) + 1);
+        meta::bump_generation(&mut next);
         Ok(self.put(state, rt, namespace, name, next, Some(old)))
     }
 }

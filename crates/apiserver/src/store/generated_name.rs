@@ -1,11 +1,11 @@
 //! The suffix kube-apiserver appends to a `generateName` to make an object's name.
 
 /// How many characters generateName's suffix has.
-pub(super) const SUFFIX_LEN: usize = 5;
+pub(crate) const SUFFIX_LEN: usize = 5;
 
 /// [`SUFFIX_LEN`] characters from the alphabet kube-apiserver uses for generateName (no
 /// vowels, no lookalikes).
-pub(super) fn random_suffix() -> String {
+pub(crate) fn random_suffix() -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = rand::rng();

@@ -41,6 +41,15 @@ pub(crate) trait Hooks: Send + Sync + 'static {
     /// After a panic left the lock poisoned: drops work a step may have left half done.
     fn recover(&self, state: &mut State);
 
+    /// Whether `name` of `rt` may be created in `namespace` now (it exists and is not terminating).
+    fn admit_into_namespace(
+        &self,
+        state: &State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Error>;
+
     /// Kind-specific admission of a create (`old` = None) or an update, made through `subresource`.
     fn admit(
         &self,

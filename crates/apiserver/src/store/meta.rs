@@ -62,6 +62,15 @@ pub fn generation(object: &Value) -> i64 {
         .unwrap_or(0)
 }
 
+/// Counts one more change in `metadata.generation` where the object keeps one (above 0), as
+/// kube-apiserver does when it marks an object deleting: kinds that keep no generation have none.
+pub fn bump_generation(object: &mut Value) {
+    let generation = generation(object);
+    if generation > 0 {
+        metadata_mut(object).insert("generation".into(), json!(generation + 1));
+    }
+}
+
 /// `metadata` as a mutable map, created when absent or not an object.
 pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     if !object.is_object() {

@@ -7,24 +7,20 @@
 //!
 //! With a data dir every change is also saved to disk before its writer is answered ([`persist`]).
 
-mod admission;
 mod deletion;
 mod event;
 mod extensions;
-mod generated_name;
+pub(crate) mod generated_name;
 mod history;
 mod hooks;
-pub mod lifecycle;
 pub mod meta;
 mod object;
 mod options;
 mod owners;
 mod past;
-mod patch;
 mod persist;
 mod registry;
 mod storing;
-mod typed;
 mod write;
 
 use std::{
@@ -32,7 +28,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard, OnceLock},
 };
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{resource::ResourceType, stored_form};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -44,7 +40,7 @@ pub use object::StoredObject;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 pub(crate) use past::ListKey;
 pub use registry::Registry;
-pub(crate) use write::record_update;
+pub(crate) use write::{Create, Update};
 
 use crate::error::{Error, Subject};
 
@@ -77,22 +73,10 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// Storage key of a resource type: every version of a group/plural shares one set of objects, and
-/// both Event APIs share the core one (B2).
-pub fn storage_key(rt: &ResourceType) -> String {
-    if rt.plural == "events" && rt.group == "events.k8s.io" {
-        return "/events".to_owned();
-    }
-    format!("{}/{}", rt.group, rt.plural)
-}
+pub use apimachinery::stored_form::storage_key;
 
 pub fn subject(rt: &ResourceType, name: &str) -> Subject {
-    Subject {
-        qualified_plural: rt.qualified_plural(),
-        group: rt.group.clone(),
-        plural: rt.plural.clone(),
-        name: name.to_owned(),
-    }
+    Subject::of(rt, name)
 }
 
 /// Where a watch starts: the events to replay, then the live channel.
@@ -227,7 +211,7 @@ impl Store {
 
     pub fn get(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<Value, Error> {
         self.get_stored(rt, namespace, name)
-            .map(|object| lifecycle::present_owned(rt, object))
+            .map(|object| stored_form::present_owned(rt, object))
     }
 
     /// The object as stored, before it is presented as `rt` (still at the version it was written in,
@@ -250,7 +234,7 @@ impl Store {
         let (objects, resource_version) = self.list_stored(rt, namespace);
         let objects = objects
             .into_iter()
-            .map(|object| lifecycle::present_owned(rt, object))
+            .map(|object| stored_form::present_owned(rt, object))
             .collect();
         (objects, resource_version)
     }

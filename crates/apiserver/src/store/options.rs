@@ -29,12 +29,6 @@ pub struct WriteOptions {
     pub repeated_yaml_keys: Vec<String>,
     /// Server-side apply: take ownership of conflicting fields.
     pub force: bool,
-    /// The current object as the client's version shows it, when that is not what is stored (a
-    /// conversion webhook made it): an update compares with it and a patch applies to it.
-    pub current: Option<Value>,
-    /// The trial write that makes the object mutating webhooks see: decoded, pruned and defaulted but
-    /// not yet validated, as kube-apiserver validates only after mutating admission.
-    pub before_mutation: bool,
     /// The subresource other than `status` that makes the write (`scale`, `ephemeralcontainers`):
     /// managedFields record it under that name.
     pub subresource: Option<&'static str>,

@@ -513,7 +513,7 @@ mod tests {
             let store = store.clone();
             let (rt, object) = (rt.clone(), config_map(format!("cm-{}", writers.len())));
             writers.push(std::thread::spawn(move || {
-                store.create(&rt, "default", object, &WriteOptions::default())
+                crate::strategy::writes::create(&store, &rt, "default", object, &WriteOptions::default())
             }));
             // The deadline is far beyond a thread's start; the write then queues or waits.
             while journal.progress.queued.load(Ordering::Acquire) == queued
@@ -558,8 +558,7 @@ mod tests {
         for i in 0..count {
             let object =
                 json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")}});
-            store
-                .create(&rt, "default", object, &WriteOptions::default())
+            crate::strategy::writes::create(&store, &rt, "default", object, &WriteOptions::default())
                 .unwrap();
         }
         let journal = store.journal.as_ref().unwrap();

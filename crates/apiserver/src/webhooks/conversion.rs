@@ -237,6 +237,6 @@ pub async fn read(
     };
     Ok(objects
         .into_iter()
-        .map(|object| crate::store::lifecycle::present_owned(rt, object))
+        .map(|object| apimachinery::stored_form::present_owned(rt, object))
         .collect())
 }

@@ -41,7 +41,10 @@ use self::graph::{
     reference_uid, waits_for_dependents,
 };
 use super::work_list::WorkList;
-use crate::store::{DeletePropagation, State, Store, lifecycle, meta, record_update, storage_key};
+use crate::{
+    store::{DeletePropagation, State, Store, meta, storage_key},
+    strategy::record_update,
+};
 
 /// What the collector has yet to look at: where each object is stored (storage key, namespace, ""
 /// when cluster-scoped, and name).
@@ -143,7 +146,7 @@ pub(super) fn delete_orphaning(
         let metadata = meta::metadata_mut(&mut marked);
         metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
         metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
-        lifecycle::set_generation(rt, &mut marked, meta::generation(owner) + 1);
+        meta::bump_generation(&mut marked);
         store.put(state, rt, namespace, &name, marked, Some(owner.clone()))
     };
     orphan_dependents(store, state, &marked);
@@ -187,7 +190,7 @@ pub(super) fn delete_in_foreground(
             let metadata = meta::metadata_mut(&mut waiting);
             metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
             metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
-            lifecycle::set_generation(rt, &mut waiting, meta::generation(owner) + 1);
+            meta::bump_generation(&mut waiting);
         }
         store.put(state, rt, namespace, &name, waiting, Some(owner.clone()))
     };

@@ -152,7 +152,7 @@ pub(crate) fn create(
     let rt = kind
         .resource_type(state)
         .ok_or_else(|| format!("{kind:?} is not served"))?;
-    match store.create_locked(state, &rt, namespace, object, &options(component)) {
+    match crate::strategy::writes::create_locked(store, state, &rt, namespace, object, &options(component)) {
         Ok(written) => Ok(written.object),
         Err(error) => {
             tracing::debug!(%error, kind = ?kind, namespace, "an emulated controller's create was refused");
@@ -173,7 +173,8 @@ pub(crate) fn update(
 ) -> Option<Value> {
     let rt = kind.resource_type(state)?;
     let (namespace, name) = (meta::namespace(old).to_owned(), meta::name(old).to_owned());
-    let result = store.update_locked(
+    let result = crate::strategy::writes::update_locked(
+        store,
         state,
         &rt,
         &namespace,

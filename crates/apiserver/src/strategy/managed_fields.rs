@@ -1,0 +1,64 @@
+//! The managedFields entry a write records: an `Update` by its field manager, over the type of the
+//! object as managedFields see it.
+
+use apimachinery::{patch, resource::ResourceType};
+use serde_json::Value;
+
+use crate::store::meta;
+
+/// Records a write in `new`'s managedFields as an Update by `manager`, by the type of `rt`'s objects.
+pub(crate) fn record_update(
+    rt: &ResourceType,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+) {
+    let now = meta::now_rfc3339();
+    with_object_schema(rt, |schema| {
+        let write = patch::UpdateWrite {
+            manager,
+            subresource,
+            schema,
+            status_subresource: rt.status_subresource,
+            now: &now,
+        };
+        patch::record_update(old, new, &write);
+    });
+}
+
+/// Records the create of an events.k8s.io Event, stored as a core Event, by the fields of the
+/// events.k8s.io Event the client sent.
+pub(crate) fn record_event_v1(sent: Value, stored: &mut Value, manager: &str) {
+    const API_VERSION: &str = "events.k8s.io/v1";
+    let mut sent = apimachinery::protobuf::go_shaped(&sent, API_VERSION, "Event").unwrap_or(sent);
+    let now = meta::now_rfc3339();
+    let write = patch::UpdateWrite {
+        manager,
+        subresource: None,
+        schema: patch::ObjectSchema::BuiltIn {
+            api_version: API_VERSION,
+            kind: "Event",
+        },
+        status_subresource: false,
+        now: &now,
+    };
+    patch::record_update(None, &mut sent, &write);
+    if let Some(entries) = sent.pointer("/metadata/managedFields").cloned() {
+        meta::metadata_mut(stored).insert("managedFields".into(), entries);
+    }
+}
+
+/// Runs `f` with the type of `rt`'s objects as managedFields see it: a built-in's Go type at the
+/// version it is stored in, a custom resource's schema.
+pub(crate) fn with_object_schema<R>(rt: &ResourceType, f: impl FnOnce(patch::ObjectSchema<'_>) -> R) -> R {
+    let (api_version, kind) = apimachinery::stored_form::storage_type(rt);
+    if rt.is_builtin() {
+        f(patch::ObjectSchema::BuiltIn {
+            api_version: &api_version,
+            kind,
+        })
+    } else {
+        f(patch::ObjectSchema::Custom(rt.schema.as_deref()))
+    }
+}

@@ -5,11 +5,12 @@
 //! ```text
 //!  http/         endpoints: routing, authentication, one request reader (request.rs), resources by
 //!    |           verb (resources.rs), subresources beside them, watch streams, Status errors
-//!  admission/    the stage of a write that calls out: admission webhooks and policies, conversion
-//!    |
-//!  store/        every write's semantics and the objects: decoding, defaulting, validation and
-//!    |           managedFields, then resourceVersions, the watch history, persistence. It names no
-//!    |           controller: what kinds add to a write comes through its `Hooks`
+//!  admission/    a request's write in stages, each run once (counted on /metrics): decode,
+//!    |           mutating webhooks, validate, policies and validating webhooks, conversion, commit
+//!  strategy/     what each kind's write does to an object: decoding, pruning, defaulting,
+//!    |           validation, server-set fields, managedFields, patches
+//!  store/        the commit under one lock, resourceVersions, the watch history, persistence. It
+//!    |           names no kind and no controller: what kinds add to a write comes through `Hooks`
 //!    ^ implements store::Hooks (wired in by ApiServer::start)
 //!  emulated/     what kube-controller-manager and a kubelet would do: garbage collection, namespaces,
 //!                workloads, quotas, Service addresses; flowcontrol/ keeps API Priority and Fairness

@@ -961,3 +961,65 @@ async fn a_deleted_deployment_takes_its_replica_sets_and_pods_along() {
     );
     assert!(pods.list(&ListParams::default()).await.unwrap().items.is_empty());
 }
+
+/// A namespace whose ReplicaSet keeps Pods running goes whole when it is deleted: the ReplicaSet's
+/// attempts to replace the Pods taken away are refused (the namespace is terminating) and recorded
+/// once, and the server goes on answering. Each server tears a namespace down in an order of its own
+/// (Pods before or after their ReplicaSet), so the test deletes one on several servers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_namespace_with_running_replicas_is_deleted_whole() {
+    for _ in 0..4 {
+        delete_a_namespace_with_running_replicas().await;
+    }
+}
+
+async fn delete_a_namespace_with_running_replicas() {
+    let (_plane, client) = with_the_node().await;
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let namespace = serde_json::from_value(json!({"metadata": {"name": "teardown"}})).expect("a Namespace");
+    namespaces
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "teardown");
+    let replica_set: ReplicaSet = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}
+    }))
+    .expect("a ReplicaSet");
+    replica_sets
+        .create(&PostParams::default(), &replica_set)
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "teardown");
+    until("three running Pods", || async {
+        let listed = pods.list(&ListParams::default()).await.ok()?.items;
+        let running = listed
+            .iter()
+            .filter(|pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            .count();
+        (running == 3).then_some(())
+    })
+    .await;
+    let deleted = tokio::time::timeout(
+        REAL_CONTROLLERS,
+        namespaces.delete("teardown", &Default::default()),
+    )
+    .await
+    .expect("the deletion is answered");
+    deleted.unwrap();
+    until("the namespace gone", || async {
+        matches!(
+            namespaces.get("teardown").await,
+            Err(kube::Error::Api(status)) if status.code == 404
+        )
+        .then_some(())
+    })
+    .await;
+    assert!(
+        namespaces.get("default").await.is_ok(),
+        "the server still answers"
+    );
+}

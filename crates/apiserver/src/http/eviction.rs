@@ -8,6 +8,7 @@ use apimachinery::{resource::ResourceType, selector::LabelSelector};
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
+use super::subresource::Subresource;
 use super::{
     Shared,
     request::Call,
@@ -17,6 +18,14 @@ use super::{
 use crate::{
     error::{Error, Result, Subject},
     store::{DeleteOptions, meta},
+};
+
+/// `pods/eviction`.
+pub const ENDPOINT: Subresource = Subresource {
+    group: "",
+    plural: "pods",
+    names: &["eviction"],
+    serve: |r| evict(r.shared, r.rt, r.namespace, r.name, r.call),
 };
 
 pub fn evict(

@@ -6,12 +6,29 @@
 use axum::{body::Body, http::Method, response::Response};
 use serde_json::Value;
 
+use super::subresource::Subresource;
 use crate::{
     error::{Error, Result},
     store::{Store, meta, subject},
 };
 
 pub const SUBRESOURCES: &[&str] = &["log", "exec", "attach", "portforward", "proxy"];
+
+/// A pod's streams, which the kubelet serves.
+pub const ENDPOINT: Subresource = Subresource {
+    group: "",
+    plural: "pods",
+    names: SUBRESOURCES,
+    serve: |r| {
+        answer(
+            &r.shared.store,
+            r.namespace,
+            r.name,
+            r.subresource,
+            &r.call.method,
+        )
+    },
+};
 
 pub fn answer(
     store: &Store,

@@ -31,6 +31,7 @@ pub(crate) mod reviews;
 mod scale;
 mod service_account_tokens;
 mod shared;
+mod subresource;
 pub mod tls;
 mod watch;
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use apimachinery::resource::ResourceType;
 use axum::{http::Method, response::Response};
 
+use super::subresource::Subresource;
 use super::{
     Shared,
     request::Call,
@@ -17,6 +18,14 @@ use super::{
 use crate::{
     error::{Error, Result},
     store::WriteOptions,
+};
+
+/// `namespaces/finalize`.
+pub const ENDPOINT: Subresource = Subresource {
+    group: "",
+    plural: "namespaces",
+    names: &["finalize"],
+    serve: |r| finalize(r.shared, r.rt, r.name, r.call),
 };
 
 pub fn finalize(shared: &Arc<Shared>, rt: &Arc<ResourceType>, name: &str, call: &Call) -> Result<Response> {

@@ -9,6 +9,7 @@ use apimachinery::{FieldCause, resource::ResourceType};
 use axum::response::Response;
 use serde_json::Value;
 
+use super::subresource::Subresource;
 use super::{Shared, pods, request::Call, request::write_options, respond};
 use crate::{
     emulated::pods::qos_class,
@@ -18,6 +19,14 @@ use crate::{
 
 /// The container lists a resize may change the resources of.
 const CONTAINER_LISTS: [&str; 2] = ["containers", "initContainers"];
+
+/// `pods/resize`.
+pub const ENDPOINT: Subresource = Subresource {
+    group: "",
+    plural: "pods",
+    names: &["resize"],
+    serve: |r| resize(r.shared, r.rt, r.namespace, r.name, r.call),
+};
 
 pub fn resize(
     shared: &Arc<Shared>,

@@ -7,6 +7,7 @@ use apimachinery::resource::ResourceType;
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
+use super::subresource::Subresource;
 use super::{
     Shared,
     request::Call,
@@ -68,6 +69,22 @@ pub fn pod_part_request(
 pub fn method_not_allowed() -> Error {
     Error::MethodNotAllowed("the server does not allow this method on the requested resource".into())
 }
+
+/// `pods/ephemeralcontainers`.
+pub const EPHEMERAL_CONTAINERS: Subresource = Subresource {
+    group: "",
+    plural: "pods",
+    names: &["ephemeralcontainers"],
+    serve: |r| ephemeral_containers(r.shared, r.rt, r.namespace, r.name, r.call),
+};
+
+/// `pods/binding`.
+pub const BINDING: Subresource = Subresource {
+    group: "",
+    plural: "pods",
+    names: &["binding"],
+    serve: |r| bind(r.shared, r.rt, r.namespace, r.name, r.call),
+};
 
 pub fn ephemeral_containers(
     shared: &Arc<Shared>,

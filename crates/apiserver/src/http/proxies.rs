@@ -6,6 +6,7 @@
 use axum::{http::Method, response::Response};
 use serde_json::Value;
 
+use super::subresource::Subresource;
 use crate::{
     error::{Error, Result},
     store::{Store, meta, subject},
@@ -41,6 +42,22 @@ fn check_method(method: &Method) -> Result<()> {
         "the server does not allow this method on the requested resource".into(),
     ))
 }
+
+/// `services/proxy`.
+pub const SERVICES: Subresource = Subresource {
+    group: "",
+    plural: "services",
+    names: &["proxy"],
+    serve: |r| service(&r.shared.store, r.namespace, r.name, &r.call.method),
+};
+
+/// `nodes/proxy`.
+pub const NODES: Subresource = Subresource {
+    group: "",
+    plural: "nodes",
+    names: &["proxy"],
+    serve: |r| node(&r.shared.store, r.name, &r.call.method),
+};
 
 pub fn service(store: &Store, namespace: &str, id: &str, method: &Method) -> Result<Response> {
     check_method(method)?;

@@ -13,6 +13,7 @@ use axum::{http::Method, response::Response};
 use base64::Engine;
 use serde_json::{Value, json};
 
+use super::subresource::Subresource;
 use super::{
     Shared,
     issued_tokens::Issued,
@@ -31,6 +32,14 @@ const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
 /// The shortest and longest lives kube-apiserver grants a token.
 const MIN_EXPIRATION_SECONDS: i64 = 600;
 const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
+
+/// `serviceaccounts/token`.
+pub const ENDPOINT: Subresource = Subresource {
+    group: "",
+    plural: "serviceaccounts",
+    names: &["token"],
+    serve: |r| request_token(r.shared, r.rt, r.namespace, r.name, r.call),
+};
 
 pub fn request_token(
     shared: &Arc<Shared>,

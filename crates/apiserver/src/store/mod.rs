@@ -50,8 +50,9 @@ pub(crate) struct State {
     pub objects: object::Objects,
     pub history: history::History,
     pub registry: Registry,
-    /// Next offset in the Service cluster IP range to try first (saved with the objects).
-    pub next_cluster_ip: u32,
+    /// A cursor the hooks keep with the objects, saved and restored with them (where the Service
+    /// address allocator looks first); 1 in a new store.
+    pub saved_cursor: u32,
     /// Dependents by owner uid, for the garbage collector.
     pub owners: owners::OwnerIndex,
     /// What the hooks keep beside the objects, by type.
@@ -132,7 +133,7 @@ impl Store {
                 objects: object::encode_all(loaded.objects),
                 history: history::History::new(history, loaded.resource_version),
                 registry,
-                next_cluster_ip: loaded.next_cluster_ip.unwrap_or(1),
+                saved_cursor: loaded.saved_cursor.unwrap_or(1),
                 owners,
                 extensions,
             }),
@@ -341,7 +342,7 @@ impl Store {
     pub(crate) fn publish(&self, state: &mut State, event: StoredEvent, size: usize) {
         let event = Arc::new(event);
         if let Some(journal) = &self.journal {
-            journal.record(&event, state.next_cluster_ip);
+            journal.record(&event, state.saved_cursor);
         }
         self.hooks.published(&event);
         state.history.push(event.clone(), size);

@@ -44,7 +44,9 @@ const OBJECTS: TableDefinition<(&str, &str, &str), &[u8]> = TableDefinition::new
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const FORMAT: &str = "format";
 const RESERVED_RESOURCE_VERSION: &str = "reserved_resource_version";
-const NEXT_CLUSTER_IP: &str = "next_cluster_ip";
+/// The hooks' saved cursor, under the name of its one user (the Service address allocator), which
+/// the data dirs written so far carry.
+const SAVED_CURSOR: &str = "next_cluster_ip";
 /// The layout above; a file from a newer layout is refused rather than misread.
 const FORMAT_VERSION: u64 = 1;
 /// How far ahead resourceVersions are reserved. Each restart skips up to this many; a write finding
@@ -66,14 +68,14 @@ pub(crate) struct Loaded {
     /// New writes get resourceVersions above this.
     pub resource_version: u64,
     /// `None` in a new data dir.
-    pub next_cluster_ip: Option<u32>,
+    pub saved_cursor: Option<u32>,
 }
 
-/// What the persister commits: one change, with the Service IP counter as it stood after it.
+/// What the persister commits: one change, with the hooks' saved cursor as it stood after it.
 enum Message {
     Change {
         event: Arc<StoredEvent>,
-        next_cluster_ip: u32,
+        saved_cursor: u32,
     },
     Close,
 }
@@ -202,14 +204,14 @@ impl Journal {
     /// Queues one change. Called with the store lock held, so changes queue in resourceVersion order.
     /// Waits (rarely: see [`RESERVATION`]) until the change's resourceVersion is reserved on disk, so
     /// that nobody sees it before a restart is sure to skip it.
-    pub(crate) fn record(&self, event: &Arc<StoredEvent>, next_cluster_ip: u32) {
+    pub(crate) fn record(&self, event: &Arc<StoredEvent>, saved_cursor: u32) {
         let rv = event.resource_version;
         self.progress.queued.store(rv, Ordering::Release);
         // A stopped persister fails the write in `wait_durable`; nothing more to do here.
         let _ = self.wait_for_reservation(|p| p.reserved.load(Ordering::Acquire) >= rv);
         let message = Message::Change {
             event: event.clone(),
-            next_cluster_ip,
+            saved_cursor,
         };
         // A closed queue means the persister stopped, which `wait_durable` reports.
         let _ = self.queue.send(message);
@@ -303,10 +305,7 @@ fn persist_until_closed(db: Database, received: mpsc::Receiver<Message>, progres
         let mut batch = Vec::new();
         for message in std::iter::once(first).chain(received.try_iter()) {
             match message {
-                Message::Change {
-                    event,
-                    next_cluster_ip,
-                } => batch.push((event, next_cluster_ip)),
+                Message::Change { event, saved_cursor } => batch.push((event, saved_cursor)),
                 Message::Close => {
                     closing = true;
                     break;
@@ -316,14 +315,14 @@ fn persist_until_closed(db: Database, received: mpsc::Receiver<Message>, progres
                 break;
             }
         }
-        let Some((last, next_cluster_ip)) = batch.last() else {
+        let Some((last, saved_cursor)) = batch.last() else {
             continue;
         };
         #[cfg(test)]
         let _paused = progress.paused.lock().unwrap_or_else(PoisonError::into_inner);
-        let (durable, next_cluster_ip) = (last.resource_version, *next_cluster_ip);
+        let (durable, saved_cursor) = (last.resource_version, *saved_cursor);
         let reserved = durable + RESERVATION;
-        match commit(&db, &batch, reserved, next_cluster_ip) {
+        match commit(&db, &batch, reserved, saved_cursor) {
             Ok(()) => progress.advance(durable, reserved),
             Err(error) => {
                 tracing::error!(%error, "committing to the data dir failed; every later write fails");
@@ -339,7 +338,7 @@ fn commit(
     db: &Database,
     batch: &[(Arc<StoredEvent>, u32)],
     reserved: u64,
-    next_cluster_ip: u32,
+    saved_cursor: u32,
 ) -> Result<(), redb::Error> {
     let transaction = db.begin_write()?;
     {
@@ -361,7 +360,7 @@ fn commit(
             }
         }
         counters.insert(RESERVED_RESOURCE_VERSION, reserved)?;
-        counters.insert(NEXT_CLUSTER_IP, u64::from(next_cluster_ip))?;
+        counters.insert(SAVED_CURSOR, u64::from(saved_cursor))?;
     }
     transaction.commit()?;
     Ok(())
@@ -431,7 +430,7 @@ fn read_all(db: &Database) -> Result<Loaded, ReadError> {
     let mut loaded = Loaded {
         objects: HashMap::new(),
         resource_version: counter(RESERVED_RESOURCE_VERSION)?.unwrap_or(0),
-        next_cluster_ip: counter(NEXT_CLUSTER_IP)?.and_then(|ip| u32::try_from(ip).ok()),
+        saved_cursor: counter(SAVED_CURSOR)?.and_then(|ip| u32::try_from(ip).ok()),
     };
     let objects = match transaction.open_table(OBJECTS) {
         Ok(table) => table,

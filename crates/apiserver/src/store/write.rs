@@ -36,10 +36,21 @@ impl Store {
     /// Whether `namespace` takes a create of `name` now. Asked before a create is prepared, as
     /// NamespaceLifecycle admits before validation does, and again when it is committed.
     pub(crate) fn admit_into_namespace(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<()> {
+        self.admit_into_namespace_locked(&self.lock(), rt, namespace, name)
+    }
+
+    /// [`Store::admit_into_namespace`] under the lock the caller holds.
+    pub(crate) fn admit_into_namespace_locked(
+        &self,
+        state: &State,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+    ) -> Result<()> {
         if !rt.namespaced {
             return Ok(());
         }
-        self.hooks.admit_into_namespace(&self.lock(), rt, namespace, name)
+        self.hooks.admit_into_namespace(state, rt, namespace, name)
     }
 
     /// Commits a create under a lock of its own.

@@ -39,6 +39,9 @@ pub fn create_locked(
     object: Value,
     options: &WriteOptions,
 ) -> Result<Written> {
+    // Before the name is generated, so that a refusal reads the same however often it is met (a
+    // ReplicaSet's FailedCreate condition in a terminating namespace stays as it was).
+    store.admit_into_namespace_locked(state, rt, namespace, crate::store::meta::name(&object))?;
     let prepared = prepared_create(rt, namespace, object, options)?;
     store.commit_create(state, rt, prepared, options)
 }

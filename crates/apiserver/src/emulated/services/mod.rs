@@ -197,10 +197,10 @@ fn allocate_cluster_ip(
 fn free_cluster_ip(state: &mut State) -> Result<Ipv4Addr, Vec<FieldCause>> {
     let usable = SIZE - 2;
     for step in 0..usable {
-        let offset = (state.next_cluster_ip.saturating_sub(1) + step) % usable + 1;
+        let offset = (state.saved_cursor.saturating_sub(1) + step) % usable + 1;
         let ip = at(offset);
         if ip != KUBERNETES_IP && !state.extensions.get::<ServiceAddresses>().holds_ip(ip) {
-            state.next_cluster_ip = offset % usable + 1;
+            state.saved_cursor = offset % usable + 1;
             return Ok(ip);
         }
     }

@@ -165,7 +165,10 @@ pub struct Backlog {
     budget: usize,
     charged: usize,
     queue: VecDeque<SeriesKey>,
-    series: HashMap<SeriesKey, Series>,
+    /// Boxed: a burst grows the map to thousands of slots, and a hash map keeps its capacity, so a
+    /// slot holds the key and a pointer (64 bytes) rather than a whole series (about 450). At 10,000
+    /// Events written at once that was 1.8 MB of slots, most of them empty (jemalloc's heap profile).
+    series: HashMap<SeriesKey, Box<Series>>,
     /// Series whose Event exists, oldest first, to forget the idle ones beyond [`REMEMBERED`].
     written: VecDeque<SeriesKey>,
     writing: usize,
@@ -221,7 +224,7 @@ impl Backlog {
         self.charged += charge;
         self.series.insert(
             key.clone(),
-            Series {
+            Box::new(Series {
                 controller: occurrence.controller,
                 occurrence: Some(occurrence),
                 event: None,
@@ -231,7 +234,7 @@ impl Backlog {
                 last_seen: timestamp,
                 progress: Progress::Queued,
                 charged: charge,
-            },
+            }),
         );
         self.queue.push_back(key);
         Recorded::Queued
@@ -301,7 +304,24 @@ impl Backlog {
             series.progress = Progress::Idle;
         }
         self.forget_beyond_remembered();
+        if self.is_idle() {
+            self.release_spare_capacity();
+        }
         (controller, lost.max(0) as u64)
+    }
+
+    /// Gives back what a burst left behind: once nothing waits, the queue and the map need room for
+    /// the remembered series only, and the allocator can return the rest.
+    fn release_spare_capacity(&mut self) {
+        if self.series.capacity() > 2 * self.series.len().max(REMEMBERED) {
+            self.series.shrink_to(self.series.len());
+        }
+        if self.queue.capacity() > REMEMBERED {
+            self.queue.shrink_to_fit();
+        }
+        if self.written.capacity() > 2 * REMEMBERED {
+            self.written.shrink_to(REMEMBERED);
+        }
     }
 
     /// Forgets the oldest idle written series while more than [`REMEMBERED`] are kept. One that waits

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  http/         endpoints: routing, authentication, one request reader (request.rs), resources by
-//!    |           verb (resources.rs), subresources beside them, watch streams, Status errors
+//!    |           verb (resources/), subresources declared beside their handlers, watches, Status
 //!  admission/    a request's write in stages, each run once (counted on /metrics): decode,
 //!    |           mutating webhooks, validate, policies and validating webhooks, conversion, commit
 //!  strategy/     what each kind's write does to an object: decoding, pruning, defaulting,

@@ -78,11 +78,18 @@ pub struct Target<'a> {
 struct Current {
     read: StoredObject,
     stored: Value,
-    /// What the request's changes apply to: the stored object, or its conversion to the request's
-    /// version when that is not the storage version.
-    base: Value,
-    /// What webhooks see as `oldObject`: the object at the request's version, as clients read it.
-    seen: Value,
+    /// The stored object converted to the request's version, when that is not the storage version.
+    converted: Option<Value>,
+    /// What webhooks see as `oldObject`, when any is configured: the object at the request's version,
+    /// as clients read it.
+    seen: Option<Value>,
+}
+
+impl Current {
+    /// What the request's changes apply to: the object at the request's version.
+    fn base(&self) -> &Value {
+        self.converted.as_ref().unwrap_or(&self.stored)
+    }
 }
 
 /// A write between its stages.
@@ -154,20 +161,29 @@ impl Target<'_> {
         name: &str,
         reader: &Option<Converter>,
         converting: bool,
+        admitting: bool,
     ) -> Result<Option<Current>> {
         let Some(read) = self.store.read(self.rt, self.namespace, name) else {
             return Ok(None);
         };
         let stored = read.decode();
-        let seen = conversion::read(self.store, self.rt, reader.as_ref(), vec![stored.clone()])
-            .await?
-            .pop()
-            .unwrap_or(Value::Null);
-        let base = if converting { seen.clone() } else { stored.clone() };
+        // Presented at the request's version only for what needs it: a write without webhooks or
+        // conversion (most of them) applies its change to the stored object as it is.
+        let at_request_version = match converting || admitting {
+            true => conversion::read(self.store, self.rt, reader.as_ref(), vec![stored.clone()])
+                .await?
+                .pop(),
+            false => None,
+        };
+        let (converted, seen) = match (converting, admitting) {
+            (true, true) => (at_request_version.clone(), at_request_version),
+            (true, false) => (at_request_version, None),
+            (false, _) => (None, at_request_version),
+        };
         Ok(Some(Current {
             read,
             stored,
-            base,
+            converted,
             seen,
         }))
     }
@@ -203,7 +219,10 @@ impl Target<'_> {
         let admitting = self.has_webhooks();
         loop {
             let current = match change.name() {
-                Some(name) => self.current(name, &reader, converter.is_some()).await?,
+                Some(name) => {
+                    self.current(name, &reader, converter.is_some(), admitting)
+                        .await?
+                }
                 None => None,
             };
             let attempt = self.attempt(&change, current, &converter, admitting, options);
@@ -224,7 +243,10 @@ impl Target<'_> {
     ) -> Result<Option<Written>> {
         let patch = self.patch_request(change, options);
         // A patch's errors quote the patched object as kube-apiserver does.
-        let base = current.as_ref().map(|current| current.base.clone());
+        let base = patch
+            .as_ref()
+            .and(current.as_ref())
+            .map(|current| current.base().clone());
         let quoted = |error: Error| match (&patch, &base) {
             (Some(patch), Some(base)) => error.for_patch(|object| patch.written(base, object)),
             _ => error,
@@ -234,10 +256,11 @@ impl Target<'_> {
             .map_err(quoted)?;
         self.stages.ran(Stage::Decode);
         let mut warnings = Vec::new();
-        let mut attributes = self.attributes(&prepared, options);
+        // What admission sees, built only when a webhook or policy will look at it.
+        let mut attributes = admitting.then(|| self.attributes(&prepared, options));
         let mut mutated = false;
-        if admitting {
-            mutated = mutate(self.store, &mut attributes, &mut warnings).await?;
+        if let Some(attributes) = &mut attributes {
+            mutated = mutate(self.store, attributes, &mut warnings).await?;
             if mutated && let Some(object) = attributes.object.take() {
                 *prepared.object_mut() = stored_form::to_storage(self.rt, object);
             }
@@ -247,14 +270,14 @@ impl Target<'_> {
             Prepared::Create { create, .. } => create::finish(self.rt, create, mutated),
             Prepared::Update { current, next, .. } => {
                 let name = meta::name(&current.stored).to_owned();
-                update::finish(self.rt, &name, &current.base, next, mutated, self.status_only)
+                update::finish(self.rt, &name, current.base(), next, mutated, self.status_only)
             }
         }
         .map_err(quoted)?;
         self.stages.ran(Stage::Validate);
-        if admitting {
+        if let Some(attributes) = &mut attributes {
             attributes.object = Some(stored_form::present(self.rt, prepared.object()));
-            validate(self.store, &attributes, &mut warnings).await?;
+            validate(self.store, attributes, &mut warnings).await?;
             self.stages.ran(Stage::ValidatingAdmission);
         }
         let storage_type = self.storage_type(converter)?;
@@ -330,13 +353,15 @@ impl Target<'_> {
                 update::check_request(rt, namespace, name, object)?;
                 return self.prepare_update(current, object.clone(), options.clone());
             }
-            (Change::Patch { .. }, Some(patch)) => match patch.resolve(current.as_ref().map(|c| &c.base))? {
-                Resolved::Create(object, options) => (object, options),
-                Resolved::Update(patched, options) => {
-                    let current = current.ok_or_else(|| Error::NotFound(subject(rt, patch.name)))?;
-                    return self.prepare_update(current, patched, options);
+            (Change::Patch { .. }, Some(patch)) => {
+                match patch.resolve(current.as_ref().map(Current::base))? {
+                    Resolved::Create(object, options) => (object, options),
+                    Resolved::Update(patched, options) => {
+                        let current = current.ok_or_else(|| Error::NotFound(subject(rt, patch.name)))?;
+                        return self.prepare_update(current, patched, options);
+                    }
                 }
-            },
+            }
             (Change::Patch { name, .. }, None) => return Err(Error::NotFound(subject(rt, name))),
         };
         self.store
@@ -351,7 +376,7 @@ impl Target<'_> {
             self.rt,
             self.namespace,
             &name,
-            &current.base,
+            current.base(),
             object,
             &options,
             self.status_only,
@@ -369,7 +394,7 @@ impl Target<'_> {
     fn attributes(&self, prepared: &Prepared, options: &WriteOptions) -> Attributes {
         let (operation, old) = match prepared {
             Prepared::Create { .. } => (Operation::Create, None),
-            Prepared::Update { current, .. } => (Operation::Update, Some(current.seen.clone())),
+            Prepared::Update { current, .. } => (Operation::Update, current.seen.clone()),
         };
         let object = stored_form::present(self.rt, prepared.object());
         Attributes {
@@ -393,9 +418,9 @@ impl Target<'_> {
             return self.store.delete(self.rt, self.namespace, name, options);
         }
         let current = self
-            .current(name, &reader, false)
+            .current(name, &reader, false, true)
             .await?
-            .map(|current| current.seen);
+            .and_then(|current| current.seen);
         if current.is_some() {
             let attributes = Attributes {
                 rt: self.rt.clone(),

@@ -116,12 +116,16 @@ fn write_documents(
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match logs::init(cli.log_format, &cli.log_level) {
-        Ok(()) => execute(cli).await,
-        Err(error) => Err(error),
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cli.command.worker_threads())
+        .enable_all()
+        .build();
+    let outcome = match (runtime, logs::init(cli.log_format, &cli.log_level)) {
+        (Ok(runtime), Ok(())) => runtime.block_on(execute(cli)),
+        (Err(error), _) => Err(error.into()),
+        (_, Err(error)) => Err(error),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

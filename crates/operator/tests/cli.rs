@@ -762,10 +762,35 @@ async fn a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost(bac
     );
 }
 
+async fn run_works_on_one_thread_unless_given_more(backend: Backend) {
+    let scene = Scene::start(backend, "worker-threads").await;
+    for (flags, expected) in [(&[][..], 1), (&["--worker-threads", "3"][..], 3)] {
+        let mut operator = scene.operator(
+            &[
+                &["run", "--controllers", "vote-config"][..],
+                &["--metrics-bind-address", "127.0.0.1:0"],
+                &["--health-probe-bind-address", "127.0.0.1:0"],
+                flags,
+            ]
+            .concat(),
+            &[],
+        );
+        let started = operator.wait_for_log("controllers started", STARTED_WITHIN).await;
+        assert!(
+            started.contains(&format!("worker_threads={expected}")),
+            "{flags:?}: {started}"
+        );
+        operator.signal("INT");
+        let status = operator.exit_within(EXIT_AFTER_SIGNAL).await;
+        assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    }
+}
+
 testenv::every_tier!(
     with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies,
     sigterm_releases_the_lease_so_the_standby_takes_over_at_once,
     a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost,
+    run_works_on_one_thread_unless_given_more,
 );
 
 /// `operator args` with `env`, no cluster, to its end: (exit code, stdout, stderr).

@@ -152,7 +152,11 @@ impl Manager {
             };
             names.insert(task.id(), controller_name(*name));
         }
-        tracing::info!(controllers = ?args.controllers, "controllers started");
+        tracing::info!(
+            controllers = ?args.controllers,
+            worker_threads = tokio::runtime::Handle::current().metrics().num_workers(),
+            "controllers started"
+        );
         let outcome = supervise(&mut controllers, &names, leadership.as_mut()).await;
         if let Some(leadership) = leadership {
             leadership.release().await;

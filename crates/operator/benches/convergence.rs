@@ -576,11 +576,11 @@ async fn main() {
     if std::env::var("BENCH_STATEMENTS").as_deref() == Ok("top") {
         for &kind in &bench.kinds {
             println!(
-                "{}: the statements it ran most often, with their calls:",
+                "{}: the statements it ran most often, with their calls and execution time (ms):",
                 kind.label()
             );
-            for (calls, statement) in database::top_statements(&sql, kind).await {
-                println!("{calls:>10}  {statement}");
+            for (calls, exec_ms, statement) in database::top_statements(&sql, kind).await {
+                println!("{calls:>10} {exec_ms:>10.0}  {statement}");
             }
         }
     }

@@ -64,18 +64,20 @@ pub async fn statements(sql: &tokio_postgres::Client, kind: Kind) -> i64 {
     .expect("pg_stat_statements")
 }
 
-/// The statements `kind`'s role ran most often over the whole run, with their calls, for
-/// `BENCH_STATEMENTS=top`: what the statement counts are made of.
-pub async fn top_statements(sql: &tokio_postgres::Client, kind: Kind) -> Vec<(i64, String)> {
+/// The statements `kind`'s role ran most often over the whole run, with their calls and the time
+/// PostgreSQL spent executing them (ms, summed over the calls), for `BENCH_STATEMENTS=top`: what the
+/// statement counts and PostgreSQL's CPU are made of.
+pub async fn top_statements(sql: &tokio_postgres::Client, kind: Kind) -> Vec<(i64, f64, String)> {
     sql.query(
-        "SELECT calls, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements \
-         WHERE userid = (SELECT oid FROM pg_roles WHERE rolname = $1) ORDER BY calls DESC LIMIT 10",
+        "SELECT calls, total_exec_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) \
+         FROM pg_stat_statements WHERE userid = (SELECT oid FROM pg_roles WHERE rolname = $1) \
+         ORDER BY calls DESC LIMIT 10",
         &[&kind.role()],
     )
     .await
     .expect("pg_stat_statements")
     .iter()
-    .map(|row| (row.get(0), row.get(1)))
+    .map(|row| (row.get(0), row.get(1), row.get(2)))
     .collect()
 }
 

@@ -164,12 +164,18 @@ impl DatabaseConfig {
         };
         let connect = Duration::from_secs(self.connect_timeout_seconds.max(1));
         let keepalive = Duration::from_secs(self.keepalive_seconds.max(1));
+        // Each batch statement is prepared once per connection, usually while its table is still
+        // empty, and PostgreSQL's plan cache then keeps the generic plan it made for an empty table
+        // (a sequential scan) however large the table grows: a plan made for each execution's own
+        // values costs a little planning instead. Options given in DATABASE_URL come after it, so a
+        // plan_cache_mode given there wins.
+        let plan_cache_mode = "-c plan_cache_mode=force_custom_plan";
         // The server cancels what runs too long itself; options given in DATABASE_URL come first, so
         // ours wins where both set statement_timeout.
         let statement_timeout = format!("-c statement_timeout={}s", self.statement_timeout_seconds.max(1));
         let options = match config.get_options() {
-            Some(given) if !given.is_empty() => format!("{given} {statement_timeout}"),
-            _ => statement_timeout,
+            Some(given) if !given.is_empty() => format!("{plan_cache_mode} {given} {statement_timeout}"),
+            _ => format!("{plan_cache_mode} {statement_timeout}"),
         };
         config
             .options(options)
@@ -245,7 +251,7 @@ mod tests {
         let pg = config.postgres_config().unwrap();
         assert_eq!(
             pg.get_options(),
-            Some("-c search_path=app -c statement_timeout=7s")
+            Some("-c plan_cache_mode=force_custom_plan -c search_path=app -c statement_timeout=7s")
         );
         assert!(pg.get_keepalives());
         assert_eq!(pg.get_keepalives_idle(), Duration::from_secs(9));

@@ -118,15 +118,13 @@ fn write_documents(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(cli.command.worker_threads())
-        .enable_all()
-        .build();
-    let outcome = match (runtime, logs::init(cli.log_format, &cli.log_level)) {
-        (Ok(runtime), Ok(())) => runtime.block_on(execute(cli)),
-        (Err(error), _) => Err(error.into()),
-        (_, Err(error)) => Err(error),
-    };
+    let outcome = logs::init(cli.log_format, &cli.log_level).and_then(|()| {
+        let mut runtime = tokio::runtime::Builder::new_multi_thread();
+        if let Some(threads) = cli.command.worker_threads() {
+            runtime.worker_threads(threads);
+        }
+        runtime.enable_all().build()?.block_on(execute(cli))
+    });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

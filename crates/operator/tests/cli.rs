@@ -762,8 +762,10 @@ async fn a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost(bac
     );
 }
 
-async fn run_works_on_one_thread_unless_given_more(backend: Backend) {
-    let scene = Scene::start(backend, "worker-threads").await;
+/// The thread count is the process's own, whatever the API server: one tier says it.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_works_on_one_thread_unless_given_more() {
+    let scene = Scene::start(Backend::Embedded, "worker-threads").await;
     for (flags, expected) in [(&[][..], 1), (&["--worker-threads", "3"][..], 3)] {
         let mut operator = scene.operator(
             &[
@@ -790,7 +792,6 @@ testenv::every_tier!(
     with_leader_election_one_manager_reconciles_and_the_other_takes_over_when_it_dies,
     sigterm_releases_the_lease_so_the_standby_takes_over_at_once,
     a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost,
-    run_works_on_one_thread_unless_given_more,
 );
 
 /// `operator args` with `env`, no cluster, to its end: (exit code, stdout, stderr).

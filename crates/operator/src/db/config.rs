@@ -173,10 +173,12 @@ impl DatabaseConfig {
         // The server cancels what runs too long itself; options given in DATABASE_URL come first, so
         // ours wins where both set statement_timeout.
         let statement_timeout = format!("-c statement_timeout={}s", self.statement_timeout_seconds.max(1));
-        let options = match config.get_options() {
-            Some(given) if !given.is_empty() => format!("{plan_cache_mode} {given} {statement_timeout}"),
-            _ => format!("{plan_cache_mode} {statement_timeout}"),
-        };
+        let given = config.get_options().filter(|given| !given.is_empty());
+        let options = [Some(plan_cache_mode), given, Some(statement_timeout.as_str())]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
         config
             .options(options)
             .connect_timeout(connect)

@@ -60,14 +60,13 @@ pub enum Command {
 }
 
 impl Command {
-    /// The runtime's worker threads: `--worker-threads`, else one, or one per core for `dev`, whose
-    /// embedded API server serves from the same runtime.
-    pub fn worker_threads(&self) -> usize {
-        let per_core = || std::thread::available_parallelism().map_or(1, usize::from);
+    /// The runtime's worker threads: `--worker-threads`, else one; for `dev`, whose embedded API
+    /// server serves from the same runtime, `None` unless given: tokio's default, one per core.
+    pub fn worker_threads(&self) -> Option<usize> {
         match self {
-            Command::Run(args) => args.worker_threads.map_or(1, usize::from),
-            Command::Dev(args) => args.run.worker_threads.map_or_else(per_core, usize::from),
-            _ => 1,
+            Command::Run(args) => Some(args.worker_threads.map_or(1, usize::from)),
+            Command::Dev(args) => args.run.worker_threads.map(usize::from),
+            _ => Some(1),
         }
     }
 }
@@ -304,12 +303,18 @@ mod tests {
     #[test]
     fn run_takes_one_worker_thread_unless_told_and_dev_one_per_core() {
         let threads = |args: &[&str]| Cli::try_parse_from(args).map(|cli| cli.command.worker_threads());
-        assert_eq!(threads(&["operator", "run"]).unwrap(), 1);
-        assert_eq!(threads(&["operator", "run", "--worker-threads", "3"]).unwrap(), 3);
-        assert_eq!(threads(&["operator", "install"]).unwrap(), 1);
-        let cores = std::thread::available_parallelism().unwrap().get();
-        assert_eq!(threads(&["operator", "dev"]).unwrap(), cores);
-        assert_eq!(threads(&["operator", "dev", "--worker-threads", "1"]).unwrap(), 1);
+        assert_eq!(threads(&["operator", "run"]).unwrap(), Some(1));
+        assert_eq!(
+            threads(&["operator", "run", "--worker-threads", "3"]).unwrap(),
+            Some(3)
+        );
+        assert_eq!(threads(&["operator", "install"]).unwrap(), Some(1));
+        // tokio's default: one per core.
+        assert_eq!(threads(&["operator", "dev"]).unwrap(), None);
+        assert_eq!(
+            threads(&["operator", "dev", "--worker-threads", "1"]).unwrap(),
+            Some(1)
+        );
         let zero = threads(&["operator", "run", "--worker-threads", "0"])
             .unwrap_err()
             .to_string();

@@ -431,7 +431,7 @@ async fn a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger
              CREATE TABLE students (id text PRIMARY KEY, name text NOT NULL, age integer NOT NULL, \
                country text NOT NULL, owner_uid text NOT NULL); \
              CREATE TABLE \"{ledger}\" (row_table text NOT NULL, row_id text NOT NULL, owner_uid text NOT NULL, \
-               PRIMARY KEY (row_table, row_id)); \
+               PRIMARY KEY (row_id, row_table)); \
              GRANT SELECT, INSERT, UPDATE, DELETE ON students, \"{ledger}\" TO writer",
             ledger = operator::db::LEDGER_TABLE
         ))

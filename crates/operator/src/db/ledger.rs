@@ -13,7 +13,10 @@
 
 use std::{
     collections::{BTreeMap, HashSet},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -23,15 +26,44 @@ use super::{
     statement::{is_undefined_table, query},
     table_creation::{self, TableGates},
 };
+use tokio_postgres::error::SqlState;
+
 use crate::{Error, Result};
 
 /// The ledger table, in the schema the rows' tables are in (the connection's current schema).
 pub const LEDGER_TABLE: &str = "postgres-writer-rows";
 const LEDGER: &str = "\"postgres-writer-rows\"";
 
+/// Keyed row first: every statement looks its rows up by id (`row_id = ANY(...)`, which PostgreSQL
+/// uses to seek the key directly), and the sweep reads the whole ledger. With the table first, the
+/// planner could read a table's whole share of the ledger instead, and chose to whenever its statistics
+/// said the ledger was empty: as autovacuum finds it after a table's rows were all deleted, until it
+/// analyses it again, so a burst of new rows then cost each statement a read of all its table's
+/// entries.
 const CREATE: &str = "CREATE TABLE IF NOT EXISTS \"postgres-writer-rows\" (\
      row_table text NOT NULL, row_id text NOT NULL, owner_uid text NOT NULL, \
-     PRIMARY KEY (row_table, row_id))";
+     PRIMARY KEY (row_id, row_table))";
+
+/// Whether the ledger exists, and whether its key starts with the table, as versions before the key
+/// was turned made it.
+const FIND: &str = "SELECT c.oid IS NOT NULL, coalesce(( \
+       SELECT a.attname = 'row_table' FROM pg_index AS i \
+         JOIN pg_attribute AS a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+       WHERE i.indrelid = c.oid AND i.indisprimary), false) \
+     FROM (SELECT to_regclass($1) AS oid) AS c";
+
+/// Turns a table-first key row first, in place (the entries stay; the ledger is locked while its
+/// index is rebuilt). Checks again, under the lock another replica doing the same takes.
+const REKEY: &str = "DO $$ \
+     DECLARE key name; \
+     BEGIN \
+       SELECT con.conname INTO key FROM pg_constraint AS con \
+         JOIN pg_attribute AS a ON a.attrelid = con.conrelid AND a.attnum = con.conkey[1] \
+       WHERE con.conrelid = '\"postgres-writer-rows\"'::regclass AND con.contype = 'p' AND a.attname = 'row_table'; \
+       IF key IS NOT NULL THEN \
+         EXECUTE format('ALTER TABLE \"postgres-writer-rows\" DROP CONSTRAINT %I, ADD PRIMARY KEY (row_id, row_table)', key); \
+       END IF; \
+     END $$";
 
 /// How long the ledger, once found, is trusted to exist (as the rows' tables are); a statement that
 /// fails on a missing ledger forgets it at once.
@@ -47,13 +79,14 @@ pub(super) const RECORD_WRITTEN_ROWS: &str = "recorded AS ( \
        LEFT JOIN stored AS s ON s.id = i.id LEFT JOIN written AS w ON w.id = i.id \
      WHERE (w.id IS NOT NULL OR s.owner_uid = i.owner_uid) \
        AND NOT EXISTS (SELECT 1 FROM \"postgres-writer-rows\" AS k \
-         WHERE k.row_table = $6 AND k.row_id = i.id AND k.owner_uid = i.owner_uid) \
-     ON CONFLICT (row_table, row_id) DO UPDATE SET owner_uid = EXCLUDED.owner_uid)";
+         WHERE k.row_id = ANY($1) AND k.row_table = $6 AND k.row_id = i.id AND k.owner_uid = i.owner_uid) \
+     ON CONFLICT (row_id, row_table) DO UPDATE SET owner_uid = EXCLUDED.owner_uid)";
 
-/// Part of the row-deleting statement (`gone(id, owner_uid)`, `$3` the table): forgets those rows.
+/// Part of the row-deleting statement (`gone(id, owner_uid)`, `$1` the ids, `$3` the table): forgets
+/// those rows.
 pub(super) const FORGET_GONE_ROWS: &str = "forgotten AS ( \
      DELETE FROM \"postgres-writer-rows\" AS l USING gone \
-     WHERE l.row_table = $3 AND l.row_id = gone.id AND l.owner_uid = gone.owner_uid)";
+     WHERE l.row_id = ANY($1) AND l.row_table = $3 AND l.row_id = gone.id AND l.owner_uid = gone.owner_uid)";
 
 /// One row the ledger says this operator wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -72,6 +105,8 @@ pub(super) struct Ledger {
     /// Shared with the row store: its tables' checks and the ledger's take turns by name.
     gates: Arc<TableGates>,
     checked_at: Arc<Mutex<Option<Instant>>>,
+    /// The role may not re-key a ledger keyed table first: asked once per process.
+    rekey_refused: Arc<AtomicBool>,
     pending_releases: Arc<Mutex<HashSet<OwnedRow>>>,
 }
 
@@ -82,6 +117,7 @@ impl Ledger {
             metrics,
             gates,
             checked_at: Arc::default(),
+            rekey_refused: Arc::default(),
             pending_releases: Arc::default(),
         }
     }
@@ -129,19 +165,60 @@ impl Ledger {
     }
 }
 
+/// What [`FIND`] says of the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    Missing,
+    /// Keyed table first, as earlier versions made it.
+    TableFirst,
+    RowFirst,
+}
+
+async fn find(client: &Client) -> Result<Found> {
+    let row = client
+        .query_one(FIND, &[&LEDGER])
+        .await
+        .map_err(Error::Database)?;
+    Ok(match (row.get(0), row.get(1)) {
+        (false, _) => Found::Missing,
+        (true, true) => Found::TableFirst,
+        (true, false) => Found::RowFirst,
+    })
+}
+
 /// Creates the ledger if it is missing, once however many callers find it missing at once (see
 /// [`table_creation`]). Looked up first: `CREATE TABLE IF NOT EXISTS` needs the right to create tables
 /// even when the table exists, which a role given the ledger ready-made may lack.
 pub(super) async fn create(client: &mut Client) -> Result<()> {
-    let exists: bool = client
-        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&LEDGER])
-        .await
-        .map_err(Error::Database)?
-        .get(0);
-    if exists {
-        return Ok(());
+    match find(client).await? {
+        Found::Missing => create_missing(client).await,
+        Found::TableFirst | Found::RowFirst => Ok(()),
     }
+}
+
+async fn create_missing(client: &mut Client) -> Result<()> {
     table_creation::create_once(client, LEDGER_TABLE, CREATE).await
+}
+
+/// Turns a ledger keyed table first row first (see [`CREATE`]). Returns false when the role may not
+/// alter it (it does not own the ledger): every statement still finds its rows, only more slowly
+/// while PostgreSQL's statistics say the ledger is empty.
+async fn rekey(client: &mut Client) -> Result<bool> {
+    match table_creation::under_lock(client, LEDGER_TABLE, REKEY).await {
+        Ok(()) => {
+            tracing::info!(ledger = LEDGER_TABLE, "the ledger is keyed row first now");
+            Ok(true)
+        }
+        Err(error) if error.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) => {
+            tracing::warn!(
+                ledger = LEDGER_TABLE,
+                %error,
+                "the ledger keeps its table-first key: its owner can turn it (docs/operators.md, \"The ledger\")"
+            );
+            Ok(false)
+        }
+        Err(error) => Err(Error::Database(error)),
+    }
 }
 
 /// Forgets the rows `keys` of `table` in the ledger alone (their table is gone).
@@ -150,7 +227,7 @@ pub(super) async fn forget(client: &Client, table: &TableName, keys: &[(&str, &s
     let owners: Vec<&str> = keys.iter().map(|(_, owner)| *owner).collect();
     let sql = format!(
         "DELETE FROM {LEDGER} AS l USING unnest($1::text[], $2::text[]) AS gone(id, owner_uid) \
-         WHERE l.row_table = $3 AND l.row_id = gone.id AND l.owner_uid = gone.owner_uid"
+         WHERE l.row_id = ANY($1) AND l.row_table = $3 AND l.row_id = gone.id AND l.owner_uid = gone.owner_uid"
     );
     let table = table.as_str();
     match query(client, &sql, &[&ids, &owners, &table]).await {
@@ -182,7 +259,17 @@ impl Ledger {
             return Ok(());
         }
         let started = Instant::now();
-        self.pool.run(async |client| create(client).await).await?;
+        self.pool
+            .run(async |client| match find(client).await? {
+                Found::Missing => create_missing(client).await,
+                Found::TableFirst if !self.rekey_refused.load(Ordering::Relaxed) => {
+                    let rekeyed = rekey(client).await?;
+                    self.rekey_refused.store(!rekeyed, Ordering::Relaxed);
+                    Ok(())
+                }
+                Found::TableFirst | Found::RowFirst => Ok(()),
+            })
+            .await?;
         self.metrics.observe("schema", 1, started.elapsed());
         self.checked();
         Ok(())
@@ -235,7 +322,7 @@ impl Ledger {
         let owners: Vec<&str> = rows.iter().map(|r| r.owner_uid.as_str()).collect();
         let sql = format!(
             "DELETE FROM {LEDGER} AS l USING unnest($1::text[], $2::text[], $3::text[]) AS r(t, id, owner_uid) \
-             WHERE l.row_table = r.t AND l.row_id = r.id AND l.owner_uid = r.owner_uid"
+             WHERE l.row_id = ANY($2) AND l.row_table = r.t AND l.row_id = r.id AND l.owner_uid = r.owner_uid"
         );
         self.pool
             .run(
@@ -298,7 +385,7 @@ async fn sweep_table(client: &Client, table: &TableName, keys: &[(&str, &str)]) 
     let sql = format!(
         "WITH taken AS ( \
            DELETE FROM {LEDGER} AS l USING unnest($1::text[], $2::text[]) AS gone(id, owner_uid) \
-           WHERE l.row_table = $3 AND l.row_id = gone.id AND l.owner_uid = gone.owner_uid \
+           WHERE l.row_id = ANY($1) AND l.row_table = $3 AND l.row_id = gone.id AND l.owner_uid = gone.owner_uid \
            RETURNING l.row_id, l.owner_uid) \
          DELETE FROM {t} USING taken WHERE {t}.id = taken.row_id AND {t}.owner_uid = taken.owner_uid \
          RETURNING {t}.id",

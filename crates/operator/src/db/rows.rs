@@ -319,7 +319,8 @@ impl RowStore {
         let sql = format!(
             "WITH gone (id, owner_uid) AS (SELECT * FROM unnest($1::text[], $2::text[])), \
              {forget} \
-             DELETE FROM {t} USING gone WHERE {t}.id = gone.id AND {t}.owner_uid = gone.owner_uid RETURNING {t}.id",
+             DELETE FROM {t} USING gone WHERE {t}.id = ANY($1) AND {t}.id = gone.id AND {t}.owner_uid = gone.owner_uid \
+             RETURNING {t}.id",
             t = table.quoted(),
             forget = ledger::FORGET_GONE_ROWS,
         );

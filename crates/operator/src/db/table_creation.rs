@@ -83,19 +83,25 @@ impl Drop for Turn<'_> {
 /// table. A catalog conflict with a creator that took no lock means the table exists now, which is
 /// what the caller wanted; the caller checks its columns either way.
 pub async fn create_once(client: &mut Client, name: &str, create: &str) -> Result<()> {
-    let transaction = client.transaction().await.map_err(Error::Database)?;
+    match under_lock(client, name, create).await {
+        Ok(()) => Ok(()),
+        Err(error) if created_meanwhile(&error) => Ok(()),
+        Err(error) => Err(Error::Database(error)),
+    }
+}
+
+/// Runs `ddl` on table `name` in one transaction under the advisory lock of `name`, the lock its
+/// creators take: a change to a table's definition waits for, and is seen by, any other replica's.
+pub async fn under_lock(client: &mut Client, name: &str, ddl: &str) -> Result<(), tokio_postgres::Error> {
+    let transaction = client.transaction().await?;
     transaction
         .execute(
             "SELECT pg_advisory_xact_lock($1, hashtext($2))",
             &[&LOCK_CLASS, &name],
         )
-        .await
-        .map_err(Error::Database)?;
-    match transaction.batch_execute(create).await {
-        Ok(()) => transaction.commit().await.map_err(Error::Database),
-        Err(error) if created_meanwhile(&error) => Ok(()),
-        Err(error) => Err(Error::Database(error)),
-    }
+        .await?;
+    transaction.batch_execute(ddl).await?;
+    transaction.commit().await
 }
 
 /// The errors of a `CREATE TABLE IF NOT EXISTS` that lost a race with another session's create of the

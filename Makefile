@@ -9,7 +9,7 @@ DIST ?= dist
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane e2e conformance go-peer bench fmt lint manifests generate install uninstall run dev apiserver docker-build deploy undeploy build-installer
+.PHONY: help build test control-plane e2e conformance go-peer bench fmt lint manifests generate install uninstall run dev apiserver static-binary docker-build deploy undeploy build-installer
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -74,8 +74,11 @@ dev: ## Embedded API server + throwaway PostgreSQL + every controller, on this m
 apiserver: ## Only the embedded API server, kubeconfig in .dev/kubeconfig.
 	$(CARGO) run -q -p apiserver --bin apiserver -- --kubeconfig .dev/kubeconfig
 
-docker-build: ## Build the operator image IMG (a static binary first, then the Dockerfile; no registry needed).
+static-binary: ## Build the static release binary the image holds (the convergence bench runs it too); prints its path.
 	$(CARGO) build --release --target $(STATIC_TARGET) -p operator --bin operator
+	@echo $(CURDIR)/target/$(STATIC_TARGET)/release/operator
+
+docker-build: static-binary ## Build the operator image IMG (the static binary first, then the Dockerfile; no registry needed).
 	$(CONTAINER_TOOL) build -t $(IMG) .
 
 deploy: build-installer ## Deploy the CRDs, RBAC, the manager (image IMG) and its webhooks to the cluster in KUBECONFIG.

@@ -1,8 +1,9 @@
 //! PostgresWriter at scale, against the embedded API server and then the real control plane (etcd,
 //! kube-apiserver and kube-controller-manager built from their Go modules), with a throwaway
 //! PostgreSQL. Two operators, each a separate process so that its RSS and CPU are its own: ours (the
-//! real `operator` binary) and the controller-runtime PostgresWriter of `testenv/go-peer`, the
-//! operator a user would otherwise write (built by its `build.sh`, which skips an up-to-date build).
+//! static release binary the image holds, built by `make static-binary`) and the controller-runtime
+//! PostgresWriter of `testenv/go-peer`, the operator a user would otherwise write (built by its
+//! `build.sh`; each build is skipped when up to date).
 //! 1. the bare figure: the API writes the operator cannot avoid made directly by this process for N
 //!    resources, no operator running, timed like the operator's phases by a watch that sees every
 //!    status Ready / every resource gone. Twice: without Events (create, add finalizer, write status;
@@ -30,7 +31,8 @@
 //! `BENCH_ROUNDS`, `BENCH_OPERATOR_LOG=debug` (a log filter for our operator, whose log goes to
 //! stderr), `BENCH_GO_PEER_LOG` (the peer's `--zap-log-level`, `error` unless set),
 //! `BENCH_STATEMENTS=top` (each operator's most frequent statements over the run, at its end),
-//! `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later). The peer needs `go` on the
+//! `BENCH_RSS_AGAIN_AFTER=<seconds>` (the RSS read again that much later), `BENCH_OPERATOR_BIN` (another
+//! build of ours to measure, e.g. the bench's own dev-mode binary, `target/release/operator`). The peer needs `go` on the
 //! PATH (`bash testenv/go-peer/build.sh` builds it ahead). `cargo bench --profile profiling ...`
 //! builds in a fraction of the time, for trying changes.
 
@@ -547,7 +549,13 @@ async fn main() {
         .max(1);
     let kinds = Kind::from_env();
     let servers = backends();
-    let go_peer = kinds.contains(&Kind::Go).then(operators::build_go_peer);
+    let binaries: HashMap<Kind, PathBuf> = kinds
+        .iter()
+        .map(|&kind| match kind {
+            Kind::Ours => (kind, operators::build_ours()),
+            Kind::Go => (kind, operators::build_go_peer()),
+        })
+        .collect();
     let pg = ThrowawayPostgres::start().await.expect("throwaway PostgreSQL");
     database::track_statements(&pg).await;
     let postmaster = std::fs::read_to_string(pg.path().join("data/postmaster.pid"))
@@ -564,7 +572,7 @@ async fn main() {
         n,
         rounds,
         kinds,
-        go_peer,
+        binaries,
         pg: &pg,
         sql: &sql,
         urls,
@@ -607,8 +615,8 @@ struct Bench<'a> {
     rounds: usize,
     /// The operators to run, in the order of the first round.
     kinds: Vec<Kind>,
-    /// The peer's binary, when it runs.
-    go_peer: Option<PathBuf>,
+    /// Each operator's binary.
+    binaries: HashMap<Kind, PathBuf>,
     pg: &'a ThrowawayPostgres,
     sql: &'a tokio_postgres::Client,
     /// Each operator's DATABASE_URL (its own role).
@@ -693,7 +701,7 @@ impl Bench<'_> {
         let dir = tempfile::tempdir().expect("tempdir");
         let kubeconfig = dir.path().join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
-        let operator = operators::start(kind, &kubeconfig, &self.urls[&kind], self.go_peer.as_deref()).await;
+        let operator = operators::start(kind, &self.binaries[&kind], &kubeconfig, &self.urls[&kind]).await;
         let phases = operator_phases(
             &client,
             self.sql,

@@ -1,5 +1,5 @@
 //! The two PostgresWriter operators the bench compares, each its own process: ours (the `operator`
-//! binary) and the controller-runtime peer built from `testenv/go-peer`.
+//! binary as the image holds it) and the controller-runtime peer built from `testenv/go-peer`.
 
 use std::{
     path::{Path, PathBuf},
@@ -67,6 +67,36 @@ impl Kind {
     }
 }
 
+/// Our binary as a user deploys it: the static release build without dev mode that the image holds
+/// (`make static-binary`, which returns at once when it is up to date), unless `BENCH_OPERATOR_BIN`
+/// names another build to measure. The bench's own `operator` carries dev mode (the embedded API
+/// server, linked in for the tests), whose code, mapped and partly paged in, is not what runs deployed.
+pub fn build_ours() -> PathBuf {
+    if let Some(binary) = std::env::var_os("BENCH_OPERATOR_BIN") {
+        return binary.into();
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let output = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(&root)
+        .arg("static-binary")
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("make static-binary runs");
+    assert!(
+        output.status.success(),
+        "make static-binary failed (the musl target: `rustup target add x86_64-unknown-linux-musl`)"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    PathBuf::from(
+        stdout
+            .lines()
+            .last()
+            .expect("make static-binary prints the path")
+            .trim(),
+    )
+}
+
 /// The peer's binary, built by `testenv/go-peer/build.sh` (which returns at once when it is up to
 /// date).
 pub fn build_go_peer() -> PathBuf {
@@ -86,31 +116,29 @@ pub struct Running {
     pub metrics: u16,
 }
 
-/// Starts operator `kind` against the server of `kubeconfig` and the database of `database_url`
-/// with its defaults (64 concurrent reconciles, a pool of 8), and waits until it is ready.
-pub async fn start(kind: Kind, kubeconfig: &Path, database_url: &str, go_peer: Option<&Path>) -> Running {
+/// Starts operator `kind`, the binary at `binary`, against the server of `kubeconfig` and the
+/// database of `database_url` with its defaults (64 concurrent reconciles, a pool of 8), and waits
+/// until it is ready.
+pub async fn start(kind: Kind, binary: &Path, kubeconfig: &Path, database_url: &str) -> Running {
     let probes = free_port();
     let metrics = free_port();
-    let mut command = match kind {
+    let mut command = Command::new(binary);
+    match kind {
         Kind::Ours => {
-            let mut command = Command::new(env!("CARGO_BIN_EXE_operator"));
             command.args(["run", "--controllers", "postgres-writer"]).env(
                 "LOG_LEVEL",
                 std::env::var("BENCH_OPERATOR_LOG").unwrap_or_else(|_| "warn".into()),
             );
-            command
         }
         Kind::Go => {
-            let mut command = Command::new(go_peer.expect("the peer was built"));
             command
                 .arg(format!("--kubeconfig={}", kubeconfig.display()))
                 .arg(format!(
                     "--zap-log-level={}",
                     std::env::var("BENCH_GO_PEER_LOG").unwrap_or_else(|_| "error".into())
                 ));
-            command
         }
-    };
+    }
     let child = command
         .arg(format!("--metrics-bind-address=127.0.0.1:{metrics}"))
         .arg(format!("--health-probe-bind-address=127.0.0.1:{probes}"))

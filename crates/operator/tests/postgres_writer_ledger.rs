@@ -38,6 +38,15 @@ fn row(pass: usize, i: usize) -> Row {
     }
 }
 
+/// A throwaway PostgreSQL and a superuser's connection to it.
+async fn postgres() -> (ThrowawayPostgres, tokio_postgres::Client) {
+    let pg = ThrowawayPostgres::start()
+        .await
+        .expect("throwaway PostgreSQL starts");
+    let sql = connect(&pg).await;
+    (pg, sql)
+}
+
 /// The operator's SQL over a pool of its own, connecting as `url` says.
 fn store(url: &str) -> (RowStore, Pool) {
     let pool = DatabaseConfig::from_url(url).connect().expect("pool");
@@ -135,10 +144,7 @@ async fn write_and_delete(
 /// of its table in the ledger: the burst's cost grew with the square of its size.
 #[tokio::test]
 async fn rows_written_after_a_mass_delete_are_looked_up_by_key_whatever_the_statistics() {
-    let pg = ThrowawayPostgres::start()
-        .await
-        .expect("throwaway PostgreSQL starts");
-    let sql = connect(&pg).await;
+    let (pg, sql) = postgres().await;
     let table = TableName::parse("students").unwrap();
     let (store, _pool) = store(&pg.url());
     store.ensure_ledger().await.expect("the ledger");
@@ -178,10 +184,7 @@ async fn rows_written_after_a_mass_delete_are_looked_up_by_key_whatever_the_stat
 /// the operator looks for it, with every entry kept; written and deleted through as before.
 #[tokio::test]
 async fn a_ledger_keyed_table_first_is_re_keyed_with_its_entries() {
-    let pg = ThrowawayPostgres::start()
-        .await
-        .expect("throwaway PostgreSQL starts");
-    let sql = connect(&pg).await;
+    let (pg, sql) = postgres().await;
     sql.batch_execute(&format!(
         "{TABLE_FIRST_LEDGER}; INSERT INTO \"{LEDGER_TABLE}\" VALUES ('students', 'default/kept', 'uid-kept')"
     ))
@@ -200,10 +203,7 @@ async fn a_ledger_keyed_table_first_is_re_keyed_with_its_entries() {
 /// reading and writing) cannot re-key it: the operator goes on with the ledger as it is.
 #[tokio::test]
 async fn a_ledger_keyed_table_first_that_the_role_may_not_alter_is_used_as_it_is() {
-    let pg = ThrowawayPostgres::start()
-        .await
-        .expect("throwaway PostgreSQL starts");
-    let sql = connect(&pg).await;
+    let (pg, sql) = postgres().await;
     sql.batch_execute(&format!(
         "CREATE ROLE writer LOGIN PASSWORD 'writer-password'; \
          {TABLE_FIRST_LEDGER}; \

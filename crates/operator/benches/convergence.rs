@@ -923,8 +923,11 @@ async fn operator_phases(
     let started = Instant::now();
     let cpu = CpuSplit::now(Some(pid));
     let statements = database::statements(sql, kind).await;
-    let upserts = if kind == Kind::Ours {
-        Some(batch_rows(metrics, "upsert").await)
+    let row_writes = if kind == Kind::Ours {
+        Some((
+            batch_rows(metrics, "insert").await,
+            batch_rows(metrics, "upsert").await,
+        ))
     } else {
         None
     };
@@ -953,10 +956,11 @@ async fn operator_phases(
     let create_cpu = cpu.operator_since(pid);
     let create_statements = database::statements(sql, kind).await - statements;
     println!("{prefix}{ns} create phase {}", cpu.since(Some(pid)));
-    if let Some(before) = upserts {
+    if let Some((inserts, upserts)) = row_writes {
         println!(
-            "{ns} create phase rows {}",
-            batching(metrics, "upsert", before).await
+            "{ns} create phase rows {}; {}",
+            batching(metrics, "insert", inserts).await,
+            batching(metrics, "upsert", upserts).await
         );
     }
     let written_at_convergence = events::count(client, ns, "Written").await;

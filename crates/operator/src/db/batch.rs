@@ -1,6 +1,8 @@
 //! Row writes grouped into batches. When many resources arrive together, one statement per table
 //! writes all their rows (PostgreSQL does 10,000 rows in one statement in about the time of a few
-//! hundred single-row ones), and each reconcile still awaits its own row's commit and outcome.
+//! hundred single-row ones), and each reconcile still awaits its own row's commit and outcome. A
+//! batch's rows go first to a statement that only inserts the new ones, then, the rows the table
+//! already held, to one that compares and updates them (see `RowStore::insert_new`).
 //!
 //! Batching is natural, never timed: a dispatcher takes whatever is queued when a connection slot
 //! frees, so a lone request goes out at once and a burst fills the next batch while the last one runs.
@@ -9,7 +11,10 @@
 //! requests and every later one of its batch at once, and its connection is closed: a PostgreSQL that
 //! stops answering frees the slot within one deadline instead of holding it until TCP gives up.
 
-use std::{collections::HashSet, sync::Arc};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Arc,
+};
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
@@ -226,8 +231,7 @@ async fn sync_rows(
             Op::Remove { .. } => None,
         })
         .collect();
-    let BatchConnection { client, abandoned } = connection;
-    let outcome = within_deadline(store, abandoned, store.sync_many(client, table, &rows)).await;
+    let outcome = sync_statements(store, connection, table, &rows).await;
     match outcome {
         Ok(mut outcomes) => {
             let mut raced = Vec::new();
@@ -254,6 +258,33 @@ async fn sync_rows(
         }
         Err(error) => fail_table(store, table, requests, &error),
     }
+}
+
+/// The rows' outcomes: the new ones inserted by one statement, the rest synced by a second, each
+/// within the step deadline.
+async fn sync_statements(
+    store: &RowStore,
+    connection: &mut BatchConnection,
+    table: &TableName,
+    rows: &[&Row],
+) -> Result<HashMap<String, Option<UpsertOutcome>>> {
+    let BatchConnection { client, abandoned } = connection;
+    let inserted: HashSet<String> = within_deadline(store, abandoned, store.insert_new(client, table, rows))
+        .await?
+        .into_iter()
+        .collect();
+    let rest: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|row| !inserted.contains(&row.id))
+        .collect();
+    let mut outcomes = if rest.is_empty() {
+        HashMap::new()
+    } else {
+        within_deadline(store, abandoned, store.sync_many(client, table, &rest)).await?
+    };
+    outcomes.extend(inserted.into_iter().map(|id| (id, Some(UpsertOutcome::Written))));
+    Ok(outcomes)
 }
 
 async fn remove_rows(

@@ -82,6 +82,14 @@ pub(super) const RECORD_WRITTEN_ROWS: &str = "recorded AS ( \
          WHERE k.row_id = ANY($1) AND k.row_table = $6 AND k.row_id = i.id AND k.owner_uid = i.owner_uid) \
      ON CONFLICT (row_id, row_table) DO UPDATE SET owner_uid = EXCLUDED.owner_uid)";
 
+/// Part of the new-row statement (see `RowStore::insert_new`, `$6` the table): records every row it
+/// inserted. An entry left for the id (its row deleted by hand, or by another owner's resource) is
+/// made this owner's.
+pub(super) const RECORD_INSERTED_ROWS: &str = "recorded AS ( \
+     INSERT INTO \"postgres-writer-rows\" AS l (row_table, row_id, owner_uid) \
+     SELECT $6, w.id, w.owner_uid FROM written AS w \
+     ON CONFLICT (row_id, row_table) DO UPDATE SET owner_uid = EXCLUDED.owner_uid)";
+
 /// Part of the row-deleting statement (`gone(id, owner_uid)`, `$1` the ids, `$3` the table): forgets
 /// those rows.
 pub(super) const FORGET_GONE_ROWS: &str = "forgotten AS ( \

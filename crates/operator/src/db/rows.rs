@@ -225,6 +225,34 @@ impl RowStore {
         Ok(columns.iter().map(|row| (row.get(0), row.get(1))).collect())
     }
 
+    /// Inserts each row whose id the table does not hold yet, and records it in the ledger, in one
+    /// statement; returns the ids inserted. The rows of new resources, most of a burst, need nothing
+    /// more: this statement scans no table, so PostgreSQL plans and runs it in about a quarter of the
+    /// time of [`Self::sync_many`]'s, which the rows left over (found in the table) go on to. An id
+    /// the table holds is neither written nor locked here. `rows` must not repeat an id.
+    pub async fn insert_new(&self, client: &Client, table: &TableName, rows: &[&Row]) -> Result<Vec<String>> {
+        let columns = Columns::of(rows);
+        let sql = format!(
+            "WITH written AS ( \
+               INSERT INTO {t} AS target (id, owner_uid, name, age, country) \
+               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[]) \
+               ON CONFLICT (id) DO NOTHING \
+               RETURNING target.id, target.owner_uid), \
+             {record} \
+             SELECT id FROM written",
+            t = table.quoted(),
+            record = ledger::RECORD_INSERTED_ROWS,
+        );
+        let started = Instant::now();
+        let table_name = table.as_str();
+        let inserted = query(client, &sql, &columns.params(&table_name))
+            .await
+            .map_err(Error::Database)?;
+        self.metrics.observe("insert", rows.len(), started.elapsed());
+        self.metrics.rows_written.inc_by(inserted.len() as u64);
+        Ok(inserted.iter().map(|row| row.get(0)).collect())
+    }
+
     /// Makes each row hold its values in one statement, which reads, compares and writes inside
     /// PostgreSQL (one round trip per batch): a row already holding its values is neither written nor
     /// locked, and a row another owner wrote is left alone. Returns each id's outcome, or `None` for a
@@ -237,12 +265,7 @@ impl RowStore {
         rows: &[&Row],
     ) -> Result<HashMap<String, Option<UpsertOutcome>>> {
         let t = table.quoted();
-        let column = |f: fn(&Row) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
-        let ids = column(|r| &r.id);
-        let owners = column(|r| &r.owner_uid);
-        let names = column(|r| &r.name);
-        let countries = column(|r| &r.country);
-        let ages: Vec<i32> = rows.iter().map(|r| r.age).collect();
+        let columns = Columns::of(rows);
         // All parts of the statement see the same snapshot, so `stored` is the table before the insert.
         // (`= ANY($1)` lets the planner use the primary key: it cannot see through a join with unnest.)
         // The insert's own guard repeats the comparison for rows a concurrent writer inserted since.
@@ -268,13 +291,9 @@ impl RowStore {
         );
         let started = Instant::now();
         let table_name = table.as_str();
-        let outcomes = query(
-            client,
-            &sql,
-            &[&ids, &owners, &names, &ages, &countries, &table_name],
-        )
-        .await
-        .map_err(Error::Database)?;
+        let outcomes = query(client, &sql, &columns.params(&table_name))
+            .await
+            .map_err(Error::Database)?;
         self.metrics.observe("upsert", rows.len(), started.elapsed());
         let owner_of: HashMap<&str, &str> = rows
             .iter()
@@ -340,6 +359,40 @@ impl RowStore {
         let rows = deleted.map_err(Error::Database)?;
         self.metrics.rows_deleted.inc_by(rows.len() as u64);
         Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+}
+
+/// A batch's rows as the column arrays its statements take (`$1` to `$5`).
+struct Columns<'a> {
+    ids: Vec<&'a str>,
+    owners: Vec<&'a str>,
+    names: Vec<&'a str>,
+    ages: Vec<i32>,
+    countries: Vec<&'a str>,
+}
+
+impl<'a> Columns<'a> {
+    fn of(rows: &[&'a Row]) -> Self {
+        let column = |f: fn(&'a Row) -> &'a str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
+        Columns {
+            ids: column(|r| &r.id),
+            owners: column(|r| &r.owner_uid),
+            names: column(|r| &r.name),
+            ages: rows.iter().map(|r| r.age).collect(),
+            countries: column(|r| &r.country),
+        }
+    }
+
+    /// The statement's parameters: the five columns, then the table's name (`$6`, for the ledger).
+    fn params<'p>(&'p self, table: &'p &str) -> [&'p (dyn tokio_postgres::types::ToSql + Sync); 6] {
+        [
+            &self.ids,
+            &self.owners,
+            &self.names,
+            &self.ages,
+            &self.countries,
+            table,
+        ]
     }
 }
 

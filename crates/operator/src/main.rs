@@ -15,6 +15,10 @@ use tokio::sync::watch;
 #[global_allocator]
 static ALLOCATOR: serving::allocator::Jemalloc = serving::allocator::Jemalloc;
 
+// Linked for its `memcpy` and `memmove`, which the static musl build uses in place of musl's.
+#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
+use static_memcpy as _;
+
 /// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches. Both are
 /// registered before this returns: a signal that arrived before a spawned task first ran would
 /// otherwise meet the default disposition and end the process at once, with no clean shutdown.

@@ -109,12 +109,13 @@ unsafe fn copy_backward(dest: *mut u8, src: *const u8, n: usize) {
     }
 }
 
-/// `memcpy`: `n` bytes from `src` to `dest`, which do not overlap.
+/// `memcpy`: `n` bytes from `src` to `dest`, which do not overlap. Public so that every build (and
+/// its tests) compiles what the musl build exports.
 ///
 /// # Safety
 /// As C's `memcpy`.
 #[inline(always)]
-unsafe fn copy(dest: *mut u8, src: *const u8, n: usize) {
+pub unsafe fn copy(dest: *mut u8, src: *const u8, n: usize) {
     unsafe {
         if n <= 2 * CHUNK {
             copy_small(dest, src, n);
@@ -129,7 +130,7 @@ unsafe fn copy(dest: *mut u8, src: *const u8, n: usize) {
 /// # Safety
 /// As C's `memmove`.
 #[inline(always)]
-unsafe fn move_bytes(dest: *mut u8, src: *const u8, n: usize) {
+pub unsafe fn move_bytes(dest: *mut u8, src: *const u8, n: usize) {
     unsafe {
         if n <= 2 * CHUNK {
             copy_small(dest, src, n);

@@ -165,16 +165,22 @@ async fn an_image_that_cannot_be_pulled_fails_the_web_app_with_the_kubelets_reas
         "the message names the image: {}",
         ready.message
     );
-    let warned = support::events(
-        &scene.scene.client,
-        &scene.scene.namespace,
-        "broken",
-        &ready.reason,
-    )
-    .await
-    .unwrap();
-    assert!(!warned.is_empty(), "a Warning Event says so");
-    assert_eq!(warned[0].type_.as_deref(), Some("Warning"));
+    // The recorder writes Events after the status, in the background: wait for it.
+    eventually("a Warning Event that says so", FAILED_WITHIN, || async {
+        let events = support::events(
+            &scene.scene.client,
+            &scene.scene.namespace,
+            "broken",
+            &ready.reason,
+        )
+        .await
+        .ok()?;
+        events
+            .iter()
+            .any(|e| e.type_.as_deref() == Some("Warning"))
+            .then_some(())
+    })
+    .await;
 
     // Fixed by the user: Running.
     scene

@@ -472,16 +472,7 @@ async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backen
         "the message says what to do: {}",
         ready.message
     );
-    eventually("a Warning Event", LIMIT, || async {
-        let events = support::events(&scene.client, &scene.namespace, "shop", reason)
-            .await
-            .ok()?;
-        events
-            .iter()
-            .any(|e| e.type_.as_deref() == Some("Warning"))
-            .then_some(())
-    })
-    .await;
+    support::warning_event(&scene.client, &scene.namespace, "shop", reason, LIMIT).await;
     assert_eq!(
         users(&scene, child, "shop").await,
         untouched,

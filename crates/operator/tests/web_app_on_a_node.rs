@@ -165,21 +165,13 @@ async fn an_image_that_cannot_be_pulled_fails_the_web_app_with_the_kubelets_reas
         "the message names the image: {}",
         ready.message
     );
-    // The recorder writes Events after the status, in the background: wait for it.
-    eventually("a Warning Event that says so", FAILED_WITHIN, || async {
-        let events = support::events(
-            &scene.scene.client,
-            &scene.scene.namespace,
-            "broken",
-            &ready.reason,
-        )
-        .await
-        .ok()?;
-        events
-            .iter()
-            .any(|e| e.type_.as_deref() == Some("Warning"))
-            .then_some(())
-    })
+    support::warning_event(
+        &scene.scene.client,
+        &scene.scene.namespace,
+        "broken",
+        &ready.reason,
+        FAILED_WITHIN,
+    )
     .await;
 
     // Fixed by the user: Running.

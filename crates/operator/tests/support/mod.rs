@@ -381,6 +381,29 @@ pub async fn events(
         .collect())
 }
 
+/// Waits up to `limit` for a Warning Event about `regarding` with reason `reason`: the operator's
+/// recorder writes Events in the background, after the status that reports the same.
+pub async fn warning_event(
+    client: &kube::Client,
+    namespace: &str,
+    regarding: &str,
+    reason: &str,
+    limit: Duration,
+) {
+    eventually(
+        &format!("a Warning Event {reason} about {regarding}"),
+        limit,
+        || async {
+            let events = events(client, namespace, regarding, reason).await.ok()?;
+            events
+                .iter()
+                .any(|e| e.type_.as_deref() == Some("Warning"))
+                .then_some(())
+        },
+    )
+    .await;
+}
+
 /// How many times those Events were reported: a repeat is counted in its Event's series.
 pub async fn times_reported(
     client: &kube::Client,

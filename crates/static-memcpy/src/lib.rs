@@ -41,6 +41,21 @@ unsafe fn store<T>(p: *mut u8, value: T) {
 /// The size of the chunks larger copies move.
 const CHUNK: usize = 16;
 
+/// Copies `n` bytes, `size_of::<T>() <= n <= 2 * size_of::<T>()`, with one `T` from the start and
+/// one ending at the end, both loaded before either is stored.
+///
+/// # Safety
+/// `src` valid for reading and `dest` for writing `n` bytes.
+#[inline(always)]
+unsafe fn copy_ends<T>(dest: *mut u8, src: *const u8, n: usize) {
+    let width = core::mem::size_of::<T>();
+    unsafe {
+        let (head, tail): (T, T) = (load(src), load(src.add(n - width)));
+        store(dest, head);
+        store(dest.add(n - width), tail);
+    }
+}
+
 /// Copies `n <= 32` bytes. Every load comes before any store, so the ranges may overlap.
 ///
 /// # Safety
@@ -51,21 +66,13 @@ unsafe fn copy_small(dest: *mut u8, src: *const u8, n: usize) {
         // Two loads of a width cover every size from that width to twice it: the first from the
         // start, the second ending at the end (they overlap in the middle).
         if n >= 16 {
-            let (head, tail): (u128, u128) = (load(src), load(src.add(n - 16)));
-            store(dest, head);
-            store(dest.add(n - 16), tail);
+            copy_ends::<u128>(dest, src, n);
         } else if n >= 8 {
-            let (head, tail): (u64, u64) = (load(src), load(src.add(n - 8)));
-            store(dest, head);
-            store(dest.add(n - 8), tail);
+            copy_ends::<u64>(dest, src, n);
         } else if n >= 4 {
-            let (head, tail): (u32, u32) = (load(src), load(src.add(n - 4)));
-            store(dest, head);
-            store(dest.add(n - 4), tail);
+            copy_ends::<u32>(dest, src, n);
         } else if n >= 2 {
-            let (head, tail): (u16, u16) = (load(src), load(src.add(n - 2)));
-            store(dest, head);
-            store(dest.add(n - 2), tail);
+            copy_ends::<u16>(dest, src, n);
         } else if n == 1 {
             store(dest, load::<u8>(src));
         }

@@ -4,7 +4,7 @@
 # not even a libc) and this file only copies it in. So the build needs no base image and no registry,
 # and the image holds nothing a scanner could flag but the binary itself.
 FROM scratch
-COPY target/x86_64-unknown-linux-musl/release/operator /operator
+COPY target/x86_64-unknown-linux-musl/image/operator /operator
 # The distroless `nonroot` user; the manifests also ask for runAsNonRoot and a read-only root.
 USER 65532:65532
 ENTRYPOINT ["/operator"]

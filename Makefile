@@ -75,8 +75,8 @@ apiserver: ## Only the embedded API server, kubeconfig in .dev/kubeconfig.
 	$(CARGO) run -q -p apiserver --bin apiserver -- --kubeconfig .dev/kubeconfig
 
 static-binary: ## Build the static release binary the image holds (the convergence bench runs it too); prints its path.
-	$(CARGO) build --release --target $(STATIC_TARGET) -p operator --bin operator
-	@echo $(CURDIR)/target/$(STATIC_TARGET)/release/operator
+	$(CARGO) build --profile image --target $(STATIC_TARGET) -p operator --bin operator
+	@echo $(CURDIR)/target/$(STATIC_TARGET)/image/operator
 
 docker-build: static-binary ## Build the operator image IMG (the static binary first, then the Dockerfile; no registry needed).
 	$(CONTAINER_TOOL) build -t $(IMG) .

@@ -1,7 +1,7 @@
 //! PostgresWriter at scale, against the embedded API server and then the real control plane (etcd,
 //! kube-apiserver and kube-controller-manager built from their Go modules), with a throwaway
 //! PostgreSQL. Two operators, each a separate process so that its RSS and CPU are its own: ours (the
-//! static release binary the image holds, built by `make static-binary`) and the controller-runtime
+//! static binary the image holds, built by `make static-binary`) and the controller-runtime
 //! PostgresWriter of `testenv/go-peer`, the operator a user would otherwise write (built by its
 //! `build.sh`; each build is skipped when up to date).
 //! 1. the bare figure: the API writes the operator cannot avoid made directly by this process for N

@@ -67,7 +67,7 @@ impl Kind {
     }
 }
 
-/// Our binary as a user deploys it: the static release build without dev mode that the image holds
+/// Our binary as a user deploys it: the static build without dev mode that the image holds
 /// (`make static-binary`, which returns at once when it is up to date), unless `BENCH_OPERATOR_BIN`
 /// names another build to measure. The bench's own `operator` carries dev mode (the embedded API
 /// server, linked in for the tests), whose code, mapped and partly paged in, is not what runs deployed.

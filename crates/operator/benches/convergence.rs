@@ -83,7 +83,7 @@ fn writer(namespace: &str, name: &str, table: &str) -> PostgresWriter {
         name,
         PostgresWriterSpec {
             table: table.into(),
-            name: format!("student {name}"),
+            name: format!("student {name}").into(),
             age: 23,
             country: "canada".into(),
         },
@@ -225,7 +225,7 @@ fn track(client: &kube::Client, namespace: &str) -> Arc<Mutex<Seen>> {
                     let ready = w.status.as_ref().is_some_and(|s| {
                         s.conditions
                             .iter()
-                            .any(|c| c.type_ == "Ready" && c.status == "True")
+                            .any(|c| &*c.type_ == "Ready" && &*c.status == "True")
                     });
                     seen.present.insert(w.name_any());
                     if ready {

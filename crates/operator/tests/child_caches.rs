@@ -46,7 +46,7 @@ fn ready(conditions: Option<&Vec<Condition>>) -> bool {
     conditions
         .into_iter()
         .flatten()
-        .any(|c| c.type_ == "Ready" && c.status == "True")
+        .any(|c| &*c.type_ == "Ready" && &*c.status == "True")
 }
 
 /// The controller `run` in this process, watching [`NAMESPACE`] only.

@@ -189,7 +189,7 @@ async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an
             status
                 .conditions
                 .iter()
-                .find(|c| c.type_ == "Ready" && c.status == "True")?;
+                .find(|c| &*c.type_ == "Ready" && &*c.status == "True")?;
         }
         Some(())
     })

@@ -43,7 +43,7 @@ fn ready(vc: &VoteConfig) -> Option<String> {
         .as_ref()?
         .conditions
         .iter()
-        .find(|c| c.type_ == "Ready")?;
+        .find(|c| &*c.type_ == "Ready")?;
     Some(format!("{}/{}", c.status, c.reason))
 }
 

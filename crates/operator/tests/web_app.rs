@@ -324,7 +324,7 @@ async fn a_deployment_that_never_becomes_ready_keeps_the_web_app_deploying(backe
     })
     .await;
     assert_eq!(status.ready_replicas, Some(0));
-    assert_eq!(status.conditions[0].status, "False");
+    assert_eq!(&*status.conditions[0].status, "False");
     running.stop().await;
 }
 
@@ -463,8 +463,8 @@ async fn a_child_someone_else_made_is_left_alone_and_outlives_the_web_app(backen
     };
     let ready = eventually("Ready=False with the not-owned reason", LIMIT, || async {
         let status = api.get("shop").await.ok()?.status?;
-        let ready = status.conditions.into_iter().find(|c| c.type_ == "Ready")?;
-        (ready.status == "False" && ready.reason == reason).then_some(ready)
+        let ready = status.conditions.into_iter().find(|c| &*c.type_ == "Ready")?;
+        (&*ready.status == "False" && &*ready.reason == reason).then_some(ready)
     })
     .await;
     assert!(

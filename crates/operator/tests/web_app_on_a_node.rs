@@ -153,11 +153,11 @@ async fn an_image_that_cannot_be_pulled_fails_the_web_app_with_the_kubelets_reas
         .unwrap()
         .conditions
         .into_iter()
-        .find(|c| c.type_ == "Ready")
+        .find(|c| &*c.type_ == "Ready")
         .unwrap();
-    assert_eq!(ready.status, "False");
+    assert_eq!(&*ready.status, "False");
     assert!(
-        ["ErrImagePull", "ImagePullBackOff"].contains(&ready.reason.as_str()),
+        ["ErrImagePull", "ImagePullBackOff"].contains(&&*ready.reason),
         "the kubelet's reason: {ready:?}"
     );
     assert!(

@@ -389,7 +389,7 @@ async fn vote_configs_made_before_v1_survive_the_upgrade(backend: Backend) {
         (status
             .conditions
             .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True"))
+            .any(|c| &*c.type_ == "Ready" && &*c.status == "True"))
         .then_some(vc)
     })
     .await;

@@ -11,6 +11,12 @@ pub const LEAVE_ROW_ANNOTATION: &str = "demo.yash.com/leave-row";
 /// The finalizer that holds a resource until its row's delete has committed.
 pub const FINALIZER: &str = "demo.yash.com/row";
 
+// The text fields here, in the status and in its condition are `Box<str>` rather than `String`: none is
+// ever grown, and the 8 bytes each saves count once per resource in the controller's cache. They keep a
+// PostgresWriter (which the cache holds in an `Arc`) within jemalloc's 512-byte size class rather than
+// its 640-byte one, and a condition within the 96-byte class rather than the 160-byte one: together 1.8
+// MiB less at 10,000 resources. `cached_objects_keep_to_their_size_classes` guards both. (Not a doc
+// comment: the spec's doc is its description in the CRD.)
 /// The row a PostgresWriter asks for. Its id is the resource's `<namespace>/<name>`.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
@@ -34,14 +40,14 @@ pub struct PostgresWriterSpec {
     /// unless the operator runs with --auto-create-tables=false (then the resource reports
     /// TableMissing). Changing it moves the row to the new table.
     #[schemars(regex(pattern = r"^[a-z_][a-z0-9_]*$"), length(min = 1, max = 63))]
-    pub table: String,
+    pub table: Box<str>,
     /// The row's `name` column: any text.
-    pub name: String,
+    pub name: Box<str>,
     /// The row's `age` column: a whole number from 0 to 2147483647.
     #[schemars(range(min = 0, max = 2147483647))]
     pub age: i64,
     /// The row's `country` column: any text.
-    pub country: String,
+    pub country: Box<str>,
 }
 
 /// What the operator last did with the row.
@@ -63,11 +69,11 @@ pub struct PostgresWriterStatus {
     /// The table the row is in now. It differs from spec.table only while the row moves to a new
     /// table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub table: Option<String>,
+    pub table: Option<Box<str>>,
     /// When the operator last wrote the row (RFC 3339). A resync that finds the row already right
     /// leaves it unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_write_time: Option<String>,
+    pub last_write_time: Option<Box<str>>,
 }
 
 /// One aspect of the resource's state; the operator reports a single one, Ready.
@@ -76,15 +82,15 @@ pub struct PostgresWriterStatus {
 pub struct Condition {
     /// What the condition is about: Ready.
     #[serde(rename = "type")]
-    pub type_: String,
+    pub type_: Box<str>,
     /// True, False or Unknown.
-    pub status: String,
+    pub status: Box<str>,
     /// Why the condition has this status, as one CamelCase word that programs may match on.
-    pub reason: String,
+    pub reason: Box<str>,
     /// The same for people: what happened and, when something is wrong, what to do.
-    pub message: String,
+    pub message: Box<str>,
     /// When status last changed (RFC 3339).
-    pub last_transition_time: String,
+    pub last_transition_time: Box<str>,
     /// The metadata.generation the condition was computed from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
@@ -95,6 +101,15 @@ mod tests {
     use kube::CustomResourceExt;
 
     use super::*;
+
+    #[test]
+    fn cached_objects_keep_to_their_size_classes() {
+        // An `Arc`'s allocation: two counts and the object.
+        let cached = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<PostgresWriter>();
+        assert!(cached <= 512, "an Arc<PostgresWriter> takes {cached} bytes");
+        let condition = std::mem::size_of::<Condition>();
+        assert!(condition <= 96, "a Condition takes {condition} bytes");
+    }
 
     #[test]
     fn crd_validates_table_identifier_and_age_range_with_printer_columns() {

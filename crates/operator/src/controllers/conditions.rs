@@ -25,8 +25,8 @@ pub fn ready_condition(
 ) -> Condition {
     let status = if ready { "True" } else { "False" };
     let last_transition_time = match previous {
-        Some(p) if p.status == status => p.last_transition_time.clone(),
-        _ => now_rfc3339(),
+        Some(p) if *p.status == *status => p.last_transition_time.clone(),
+        _ => now_rfc3339().into(),
     };
     Condition {
         type_: "Ready".into(),
@@ -39,7 +39,7 @@ pub fn ready_condition(
 }
 
 pub fn find_ready(conditions: &[Condition]) -> Option<&Condition> {
-    conditions.iter().find(|c| c.type_ == "Ready")
+    conditions.iter().find(|c| &*c.type_ == "Ready")
 }
 
 /// Every kind's status holds its Ready condition in `conditions`, alone, and the generation it
@@ -71,9 +71,9 @@ mod tests {
             ..first.clone()
         };
         let same = ready_condition(true, "Synced", "ok", Some(&previous), Some(1));
-        assert_eq!(same.last_transition_time, "then");
+        assert_eq!(&*same.last_transition_time, "then");
         let flipped = ready_condition(false, "DatabaseUnavailable", "down", Some(&same), Some(1));
-        assert_ne!(flipped.last_transition_time, "then");
+        assert_ne!(&*flipped.last_transition_time, "then");
     }
 
     #[test]
@@ -89,18 +89,14 @@ mod tests {
         assert_eq!(down.observed_generation, Some(2));
         let ready = find_ready(&down.conditions).unwrap();
         assert_eq!(
-            (
-                ready.status.as_str(),
-                ready.reason.as_str(),
-                ready.message.as_str()
-            ),
+            (&*ready.status, &*ready.reason, &*ready.message),
             ("False", "DatabaseUnavailable", "down")
         );
         let mut earlier = down.clone();
         earlier.conditions[0].last_transition_time = "then".into();
         let again = earlier.not_ready("DatabaseUnavailable", "still down", Some(2));
         assert_eq!(
-            find_ready(&again.conditions).unwrap().last_transition_time,
+            &*find_ready(&again.conditions).unwrap().last_transition_time,
             "then"
         );
     }

@@ -33,7 +33,7 @@ pub fn ready_reason(writer: &PostgresWriter) -> Option<String> {
         .as_ref()?
         .conditions
         .iter()
-        .find(|c| c.type_ == "Ready")?;
+        .find(|c| &*c.type_ == "Ready")?;
     Some(format!("{}/{}", condition.status, condition.reason))
 }
 

@@ -161,9 +161,9 @@ pub fn desired_row(writer: &PostgresWriter) -> Result<Row> {
     Ok(Row {
         id: object_key(writer),
         owner_uid: writer.uid().unwrap_or_default(),
-        name: writer.spec.name.clone(),
+        name: writer.spec.name.to_string(),
         age,
-        country: writer.spec.country.clone(),
+        country: writer.spec.country.to_string(),
     })
 }
 
@@ -296,9 +296,9 @@ async fn apply(writer: &PostgresWriter, ctx: &Context<'_>) -> Result<Action> {
             previous_ready(writer),
             generation,
         )],
-        table: Some(table.to_string()),
+        table: Some(table.to_string().into()),
         last_write_time: if wrote || previous_write.is_none() {
-            Some(now_rfc3339())
+            Some(now_rfc3339().into())
         } else {
             previous_write
         },

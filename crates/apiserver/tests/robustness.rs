@@ -297,15 +297,19 @@ async fn w6_w9_watcher_lists_then_watches_and_relists_after_the_history_expires(
         }
     };
     assert_eq!(applied.metadata.name.as_deref(), Some("second"));
-    // A store built from the same stream keeps up (reflector).
+    // A store built from the same stream keeps up (reflector). Backed off, as a watcher that outlives
+    // its server must be: without a back-off, each retry fails at once once the runtime shuts down, and
+    // the task spins without yielding, holding up the runtime's shutdown at the end of the test.
     let (reader, writer) = kube::runtime::reflector::store();
     let reflected = kube::runtime::reflector(writer, watcher(api.clone(), watcher::Config::default()))
+        .default_backoff()
         .applied_objects()
         .boxed();
-    tokio::spawn(reflected.for_each(|_| async {}));
+    let reflecting = tokio::spawn(reflected.for_each(|_| async {}));
     tokio::time::timeout(Duration::from_secs(10), reader.wait_until_ready())
         .await
         .expect("store ready")
         .unwrap();
     assert_eq!(reader.state().len(), 2);
+    reflecting.abort();
 }

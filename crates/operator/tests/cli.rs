@@ -524,7 +524,7 @@ struct LeaseHistory {
 impl LeaseHistory {
     async fn start(scene: &Scene) -> LeaseHistory {
         use futures::StreamExt;
-        use kube::runtime::watcher;
+        use kube::runtime::{WatchStreamExt, watcher};
         let leases: kube::Api<Lease> = scene.api();
         let config = watcher::Config::default().fields(&format!("metadata.name={LEASE}"));
         let versions: Arc<Mutex<Vec<LeaseSpec>>> = Arc::default();
@@ -532,7 +532,9 @@ impl LeaseHistory {
         let seen = versions.clone();
         let task = tokio::spawn(async move {
             let mut listed = Some(listed);
-            let mut events = watcher(leases, config).boxed();
+            // Backed off: once the server is gone, an unbacked watcher retries in a loop that never
+            // yields, which can hold up the runtime's shutdown.
+            let mut events = watcher(leases, config).default_backoff().boxed();
             while let Some(event) = events.next().await {
                 match event {
                     Ok(watcher::Event::InitApply(lease) | watcher::Event::Apply(lease)) => {

@@ -222,11 +222,10 @@ fn track(client: &kube::Client, namespace: &str) -> Arc<Mutex<Seen>> {
             let mut seen = state.lock().expect("lock");
             match event {
                 watcher::Event::Apply(w) | watcher::Event::InitApply(w) => {
-                    let ready = w.status.as_ref().is_some_and(|s| {
-                        s.conditions
-                            .iter()
-                            .any(|c| &*c.type_ == "Ready" && &*c.status == "True")
-                    });
+                    let ready = w
+                        .status
+                        .as_ref()
+                        .is_some_and(|s| s.conditions.iter().any(|c| c.is("Ready", "True")));
                     seen.present.insert(w.name_any());
                     if ready {
                         seen.ready.insert(w.name_any());

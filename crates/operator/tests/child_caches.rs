@@ -43,10 +43,7 @@ fn reads_a_child(record: &AuditRecord) -> bool {
 }
 
 fn ready(conditions: Option<&Vec<Condition>>) -> bool {
-    conditions
-        .into_iter()
-        .flatten()
-        .any(|c| &*c.type_ == "Ready" && &*c.status == "True")
+    conditions.into_iter().flatten().any(|c| c.is("Ready", "True"))
 }
 
 /// The controller `run` in this process, watching [`NAMESPACE`] only.

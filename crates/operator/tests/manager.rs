@@ -186,10 +186,7 @@ async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an
             config_maps.get_opt(&format!("{name}-config")).await.ok()??;
             deployments.get_opt(name).await.ok()??;
             let status = writers.get(name).await.ok()?.status?;
-            status
-                .conditions
-                .iter()
-                .find(|c| &*c.type_ == "Ready" && &*c.status == "True")?;
+            status.conditions.iter().find(|c| c.is("Ready", "True"))?;
         }
         Some(())
     })

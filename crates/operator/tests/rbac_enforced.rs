@@ -226,9 +226,7 @@ async fn create_one_of_each(client: &kube::Client, name: &str) {
 }
 
 fn ready_true(conditions: &[operator::api::postgres_writer::Condition]) -> bool {
-    conditions
-        .iter()
-        .any(|c| &*c.type_ == "Ready" && &*c.status == "True")
+    conditions.iter().any(|c| c.is("Ready", "True"))
 }
 
 /// Whether every object named `name` reports Ready=True.

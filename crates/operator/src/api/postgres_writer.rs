@@ -96,6 +96,13 @@ pub struct Condition {
     pub observed_generation: Option<i64>,
 }
 
+impl Condition {
+    /// Whether this is the condition `type_` with status `status`, e.g. `is("Ready", "True")`.
+    pub fn is(&self, type_: &str, status: &str) -> bool {
+        *self.type_ == *type_ && *self.status == *status
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use kube::CustomResourceExt;

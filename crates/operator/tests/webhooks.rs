@@ -386,7 +386,11 @@ async fn vote_configs_made_before_v1_survive_the_upgrade(backend: Backend) {
     let synced = eventually("the old VoteConfig to be Ready under v1", LIMIT, || async {
         let vc = api.get("pets").await.ok()?;
         let status = vc.status.clone()?;
-        (status.conditions.iter().any(|c| c.is("Ready", "True"))).then_some(vc)
+        status
+            .conditions
+            .iter()
+            .any(|c| c.is("Ready", "True"))
+            .then_some(vc)
     })
     .await;
     assert_eq!(synced.metadata.uid, created.metadata.uid);

@@ -58,11 +58,12 @@ trap 'cluster_log "start failed; the end of each log is in $LOGS"; "$here/down.s
 mkdir -p "$RUN" "$LOGS" "$PKI" "$CONFIG" "$CLUSTER_DIR/pod-logs" "$CLUSTER_DIR/kubelet" "$CLUSTER_DIR/cni/net.d"
 
 # A program in the background, in a session of its own (so that a test run's Ctrl-C does not reach
-# it), its PID kept for down.sh.
+# it), its PID kept for down.sh and its command line for restart.sh.
 start() { # name program args...
   local name=$1; shift
   setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
   echo $! >"$RUN/$name.pid"
+  printf '%q ' "$@" >"$RUN/$name.cmd"
 }
 running() { kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 # Polls `check` every 0.2 s for up to `seconds`; fails naming what it waited for and showing its log.

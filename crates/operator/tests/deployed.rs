@@ -18,212 +18,51 @@
 
 mod support;
 
-use std::{
-    collections::BTreeSet,
-    net::{IpAddr, SocketAddr},
-    path::Path,
-    time::Duration,
-};
+use std::{collections::BTreeSet, net::SocketAddr, time::Duration};
 
 use jiff::Timestamp;
 use k8s_openapi::{
-    api::{
-        apps::v1::Deployment,
-        coordination::v1::Lease,
-        core::v1::{Namespace, Node, Pod, Service},
-    },
-    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    api::core::v1::Service, apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{
-    Api, ResourceExt,
-    api::{DeleteParams, ListParams, PostParams},
+    Api,
+    api::{DeleteParams, PostParams},
 };
-use operator::{
-    api::{postgres_writer::PostgresWriter, vote_config::v1::VoteConfig},
-    db::throwaway::ThrowawayPostgres,
-};
+use operator::api::{postgres_writer::PostgresWriter, vote_config::v1::VoteConfig};
 use serde_json::{Value, json};
-use support::{Backend, ControlPlane, eventually};
+use support::{
+    Backend, eventually,
+    deployment::{
+        CONVERGED_WITHIN, Deployed, INJECTED_WITHIN, LEASE_DURATION, LEASE_RETRY, NAMESPACE, holds,
+    },
+};
 
-const NAMESPACE: &str = "operator-system";
-const MANAGER: &str = "operator-controller-manager";
-/// `--leader-election-id`'s default: the Lease's name.
-const LEASE: &str = "operator.demo.yash.com";
 /// Where the test's own resources live.
 const WORKLOADS: &str = "deployed-operator";
 
-/// How long a deployed manager pod may take to be Ready: scheduled, started from an image already on
-/// the node, its readiness probe passed (first after 5 s, then every 10 s), on a 2-core machine that
-/// runs the rest of the tier's processes too.
-const READY_WITHIN: Duration = Duration::from_secs(180);
-/// How long a resource may take to converge once a leader runs: a reconcile and a database write.
-const CONVERGED_WITHIN: Duration = Duration::from_secs(60);
-/// The manager's Lease terms (`--lease-duration`'s default, renewed with a third left): a standby
-/// takes over at most this long after the leader's last renewal, plus its next look at the Lease.
-const LEASE_DURATION: Duration = Duration::from_secs(15);
-const LEASE_RETRY: Duration = Duration::from_secs(5);
-/// How long the manager may take to issue its certificate and inject the CA: it does both at start,
-/// then checks every tenth of the certificate's validity (at most ten minutes).
-const INJECTED_WITHIN: Duration = Duration::from_secs(120);
-
-/// The image the tier built with `make docker-build` and loaded into the node (testenv/cluster/env.sh).
-fn operator_image() -> String {
-    std::env::var("OPERATOR_IMAGE").unwrap_or_else(|_| "localhost/operator:cluster-test".into())
-}
-
 async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.expect("the cluster runs");
-    let client = plane.client();
-    let home = tempfile::tempdir().unwrap();
-    let kubeconfig = home.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
-    let node_ip = node_address(&client).await;
-    let image = operator_image();
-    assert!(
-        node_has_image(&client, &image).await,
-        "the node has {image} (testenv/cluster/images.sh builds it with make docker-build)"
-    );
-
-    // What an earlier run of this test left (it stops at its first failure) goes first.
-    let dist = format!("DIST={}", home.path().join("dist").display());
-    support::make(&kubeconfig, &["undeploy", &format!("IMG={image}"), &dist]);
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for namespace in [NAMESPACE, WORKLOADS] {
-        let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
-        support::until_gone(
-            &namespaces,
-            namespace,
-            "an earlier run's namespace to go",
-            READY_WITHIN,
-        )
-        .await;
-    }
-
-    // A database outside the cluster, on the node's address, as a managed database would be.
-    let pg = ThrowawayPostgres::start_on(node_ip)
-        .await
-        .expect("PostgreSQL starts");
-    let sql = support::postgres_writer::connect(&pg).await;
-
-    // The README's steps, for real.
-    let steps = support::readme_deploy_steps();
-    for step in &steps {
-        let words: Vec<&str> = step.split_whitespace().collect();
-        match words.as_slice() {
-            // testenv/cluster/images.sh ran `make docker-build IMG=<the tier's image>` and loaded the
-            // image into the node's containerd: what a push to a registry the node pulls from gives.
-            ["make", "docker-build", ..] | ["docker", "push", ..] => {}
-            ["make", "deploy", _] => {
-                // What the README says the manager reaches: a Service named postgres in its namespace.
-                database_service(&client, node_ip, pg.port()).await;
-                support::make(&kubeconfig, &["deploy", &format!("IMG={image}"), &dist]);
-            }
-            ["kubectl", args @ ..] => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| a.replace("=...", &format!("={}", pg.password())))
-                    .collect();
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                support::kubectl(&kubeconfig, &args);
-            }
-            _ => panic!("a README deploy step this test does not know how to play: {step}"),
-        }
-    }
-
-    let pods = both_replicas_ready(&client).await;
-    let leader = the_one_leader(&client, &pods).await;
-    webhooks_answer_through_their_service(&client, &kubeconfig, &sql).await;
-    rows_are_written_from_the_pods(&client, &sql).await;
-    metrics_are_scraped_through_their_service(&client).await;
-    the_standby_takes_over_when_the_leader_dies(&client, &sql, &leader).await;
-    undeploy_leaves_nothing_behind(&client, &kubeconfig, &dist).await;
+    let deployed = Deployed::up(backend, WORKLOADS).await;
+    let pods = deployed.replicas_ready(2).await;
+    runs_as_deployed(&deployed, &pods).await;
+    let leader = deployed.leader(&pods).await;
+    webhooks_answer_through_their_service(&deployed).await;
+    rows_are_written_from_the_pods(&deployed).await;
+    metrics_are_scraped_through_their_service(&deployed.client).await;
+    the_standby_takes_over_when_the_leader_dies(&deployed, &leader).await;
+    deployed.undeploy().await;
 }
 
-/// The node's InternalIP: the address of the tier's bridge, which pods reach.
-async fn node_address(client: &kube::Client) -> IpAddr {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let node = nodes.list(&ListParams::default()).await.unwrap().items.remove(0);
-    node.status
-        .and_then(|s| s.addresses)
-        .into_iter()
-        .flatten()
-        .find(|a| a.type_ == "InternalIP")
-        .and_then(|a| a.address.parse().ok())
-        .expect("the node has an InternalIP")
-}
-
-/// Whether the kubelet lists `image` among the node's images.
-async fn node_has_image(client: &kube::Client, image: &str) -> bool {
-    let nodes: Api<Node> = Api::all(client.clone());
-    eventually("the node to list its images", Duration::from_secs(60), || async {
-        let node = nodes.list(&ListParams::default()).await.ok()?.items.pop()?;
-        let images = node.status?.images?;
-        Some(
-            images
-                .iter()
-                .flat_map(|i| i.names.iter().flatten())
-                .any(|n| n == image),
-        )
-    })
-    .await
-}
-
-/// A selectorless Service `postgres` in the manager's namespace whose endpoint is the database.
-async fn database_service(client: &kube::Client, address: IpAddr, port: u16) {
-    let services: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
-    let service = json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "postgres"},
-        "spec": {"ports": [{"name": "postgres", "port": 5432, "targetPort": port}]},
-    });
-    services
-        .create(&PostParams::default(), &serde_json::from_value(service).unwrap())
-        .await
-        .expect("the postgres Service is created");
-    let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
-        Api::namespaced(client.clone(), NAMESPACE);
-    let slice = json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": "postgres-outside", "labels": {"kubernetes.io/service-name": "postgres"}},
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": [address.to_string()]}],
-        "ports": [{"name": "postgres", "port": port, "protocol": "TCP"}],
-    });
-    slices
-        .create(&PostParams::default(), &serde_json::from_value(slice).unwrap())
-        .await
-        .expect("the postgres EndpointSlice is created");
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
-fn manager_pods(pods: Vec<Pod>) -> Vec<Pod> {
-    pods.into_iter()
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .collect()
-}
-
-/// Both replicas Running and Ready; returns their pods.
-async fn both_replicas_ready(client: &kube::Client) -> Vec<Pod> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let selector = ListParams::default().labels("control-plane=controller-manager");
-    let ready = eventually("both manager pods Running and Ready", READY_WITHIN, || async {
-        let listed = manager_pods(pods.list(&selector).await.ok()?.items);
-        (listed.len() == 2 && listed.iter().all(is_ready)).then_some(listed)
-    })
-    .await;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
-    let deployment = deployments.get(MANAGER).await.unwrap();
+/// Both replicas run the tier's image, as non-root on a read-only root filesystem.
+async fn runs_as_deployed(deployed: &Deployed, pods: &[k8s_openapi::api::core::v1::Pod]) {
+    let deployment = deployed.manager_deployment().await;
     assert_eq!(deployment.spec.unwrap().replicas, Some(2));
-    for pod in &ready {
+    for pod in pods {
         let spec = pod.spec.as_ref().unwrap();
         let container = &spec.containers[0];
-        assert_eq!(container.image.as_deref(), Some(operator_image().as_str()));
+        assert_eq!(
+            container.image.as_deref(),
+            Some(support::deployment::operator_image().as_str())
+        );
         let security = container.security_context.as_ref().unwrap();
         assert_eq!(security.read_only_root_filesystem, Some(true));
         assert_eq!(
@@ -233,50 +72,13 @@ async fn both_replicas_ready(client: &kube::Client) -> Vec<Pod> {
         );
         assert_eq!(pod.status.as_ref().unwrap().phase.as_deref(), Some("Running"));
     }
-    ready
-}
-
-/// Exactly one of `pods` holds the Lease; returns its name.
-async fn the_one_leader(client: &kube::Client, pods: &[Pod]) -> String {
-    let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
-    let holder = eventually("a manager to hold the Lease", READY_WITHIN, || async {
-        leases.get_opt(LEASE).await.ok()??.spec?.holder_identity
-    })
-    .await;
-    let leading: Vec<String> = pods
-        .iter()
-        .map(ResourceExt::name_any)
-        .filter(|name| holder.starts_with(&format!("{name}-")))
-        .collect();
-    assert_eq!(
-        leading.len(),
-        1,
-        "one of {pods:?} holds the Lease ({holder})",
-        pods = pods.iter().map(ResourceExt::name_any).collect::<Vec<_>>()
-    );
-    leading[0].clone()
-}
-
-/// The test's namespace for its own resources, made once.
-async fn workloads_namespace(client: &kube::Client) {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    if namespaces.get_opt(WORKLOADS).await.unwrap().is_none() {
-        let namespace = serde_json::from_value(json!({"metadata": {"name": WORKLOADS}})).unwrap();
-        namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .unwrap();
-    }
 }
 
 /// The CA the manager issued is in the three places that call its Service; then each webhook answers:
 /// defaulting fills colors, conversion serves v1alpha1, validation refuses a table that cannot hold
 /// rows.
-async fn webhooks_answer_through_their_service(
-    client: &kube::Client,
-    kubeconfig: &Path,
-    sql: &tokio_postgres::Client,
-) {
+async fn webhooks_answer_through_their_service(deployed: &Deployed) {
+    let client = &deployed.client;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     eventually(
         "the CA injected into VoteConfig's conversion webhook",
@@ -293,7 +95,7 @@ async fn webhooks_answer_through_their_service(
             &format!("the CA injected into the {kind}"),
             INJECTED_WITHIN,
             || async {
-                let listed = support::kubectl(kubeconfig, &["get", kind, "-o", "json"]);
+                let listed = deployed.kubectl(&["get", kind, "-o", "json"]);
                 let listed: Value = serde_json::from_str(&listed).ok()?;
                 let ours: Vec<&Value> = listed["items"]
                     .as_array()?
@@ -307,8 +109,6 @@ async fn webhooks_answer_through_their_service(
         )
         .await;
     }
-    workloads_namespace(client).await;
-
     // Defaulting: the options left without a color get one.
     let votes: Api<VoteConfig> = Api::namespaced(client.clone(), WORKLOADS);
     let vote: VoteConfig = serde_json::from_value(json!({
@@ -328,9 +128,7 @@ async fn webhooks_answer_through_their_service(
     );
 
     // Conversion: read in the old version, the question rides in an annotation.
-    let old = support::kubectl(
-        kubeconfig,
-        &[
+    let old = deployed.kubectl(&[
             "get",
             "voteconfigs.v1alpha1.voting.schoolofdevops.com",
             "pets",
@@ -338,8 +136,7 @@ async fn webhooks_answer_through_their_service(
             WORKLOADS,
             "-o",
             "json",
-        ],
-    );
+    ]);
     let old: Value = serde_json::from_str(&old).unwrap();
     assert_eq!(old["apiVersion"], "voting.schoolofdevops.com/v1alpha1");
     assert_eq!(
@@ -348,7 +145,9 @@ async fn webhooks_answer_through_their_service(
     );
 
     // Validation: a table whose columns cannot hold rows is refused before anything is stored.
-    sql.batch_execute("CREATE TABLE grades (id text PRIMARY KEY, name text, age text, country text)")
+    deployed
+        .sql
+        .batch_execute("CREATE TABLE grades (id text PRIMARY KEY, name text, age text, country text)")
         .await
         .unwrap();
     let writers: Api<PostgresWriter> = Api::namespaced(client.clone(), WORKLOADS);
@@ -367,27 +166,16 @@ async fn webhooks_answer_through_their_service(
 }
 
 /// A PostgresWriter's row is written by the deployed manager, and goes with it.
-async fn rows_are_written_from_the_pods(client: &kube::Client, sql: &tokio_postgres::Client) {
-    converges(client, sql, "alan", "Alan").await;
-    let writers: Api<PostgresWriter> = Api::namespaced(client.clone(), WORKLOADS);
+async fn rows_are_written_from_the_pods(deployed: &Deployed) {
+    deployed.converges("alan", "Alan").await;
+    let writers = deployed.writers();
     writers.delete("alan", &DeleteParams::default()).await.unwrap();
     support::until_gone(&writers, "alan", "the PostgresWriter to go", CONVERGED_WITHIN).await;
-    let rows = support::postgres_writer::rows(sql, "students").await;
+    let rows = support::postgres_writer::rows(&deployed.sql, "students").await;
     assert!(
         rows.iter().all(|r| r.1 != "Alan"),
         "the row went with its resource: {rows:?}"
     );
-}
-
-/// Creates PostgresWriter `name` in table `students` and waits for its row and its Ready status.
-async fn converges(client: &kube::Client, sql: &tokio_postgres::Client, name: &str, student: &str) {
-    let writers: Api<PostgresWriter> = Api::namespaced(client.clone(), WORKLOADS);
-    let mut writer = support::postgres_writer::writer(name, "students", student, 41, "UK");
-    writer.metadata.namespace = Some(WORKLOADS.into());
-    writers.create(&PostParams::default(), &writer).await.unwrap();
-    support::postgres_writer::wait_reason(&writers, name, "True/Synced", CONVERGED_WITHIN).await;
-    let rows = support::postgres_writer::rows(sql, "students").await;
-    assert!(rows.iter().any(|r| r.1 == student), "the row of {name}: {rows:?}");
 }
 
 /// Every metric name the README's "Metrics and probes" section lists.
@@ -442,15 +230,11 @@ async fn metrics_are_scraped_through_their_service(client: &kube::Client) {
 
 /// The leader's pod killed at once: the standby holds the Lease no later than the Lease's terms allow,
 /// and a resource created right after the kill converges.
-async fn the_standby_takes_over_when_the_leader_dies(
-    client: &kube::Client,
-    sql: &tokio_postgres::Client,
-    leader: &str,
-) {
-    let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
-    let before = leases.get(LEASE).await.unwrap().spec.unwrap();
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    pods.delete(
+async fn the_standby_takes_over_when_the_leader_dies(deployed: &Deployed, leader: &str) {
+    let before = deployed.lease().await.expect("the Lease is held");
+    deployed
+        .pods()
+        .delete(
         leader,
         &DeleteParams {
             grace_period_seconds: Some(0),
@@ -461,7 +245,7 @@ async fn the_standby_takes_over_when_the_leader_dies(
     .unwrap();
     let killed_at = Timestamp::now();
     // Made while no one leads: the new leader must pick it up.
-    let writers: Api<PostgresWriter> = Api::namespaced(client.clone(), WORKLOADS);
+    let writers = deployed.writers();
     let mut writer = support::postgres_writer::writer("grace", "students", "Grace", 45, "US");
     writer.metadata.namespace = Some(WORKLOADS.into());
     writers.create(&PostParams::default(), &writer).await.unwrap();
@@ -470,9 +254,9 @@ async fn the_standby_takes_over_when_the_leader_dies(
         "another manager to hold the Lease",
         2 * LEASE_DURATION + LEASE_RETRY,
         || async {
-            let spec = leases.get(LEASE).await.ok()?.spec?;
+            let spec = deployed.lease().await?;
             let holder = spec.holder_identity.clone()?;
-            (!holder.starts_with(&format!("{leader}-"))).then_some(spec)
+            (!holds(&holder, leader)).then_some(spec)
         },
     )
     .await;
@@ -489,46 +273,13 @@ async fn the_standby_takes_over_when_the_leader_dies(
         "the Lease was taken {waited:?} after the last renewal (killed at {killed_at})"
     );
     support::postgres_writer::wait_reason(&writers, "grace", "True/Synced", CONVERGED_WITHIN).await;
-    let rows = support::postgres_writer::rows(sql, "students").await;
+    let rows = support::postgres_writer::rows(&deployed.sql, "students").await;
     assert!(
         rows.iter().any(|r| r.1 == "Grace"),
         "converged under the new leader: {rows:?}"
     );
     // The ReplicaSet replaces the killed pod: two replicas again.
-    both_replicas_ready(client).await;
-}
-
-/// `make undeploy`, then none of what `make deploy` applied is left, nor any of our kinds' objects.
-async fn undeploy_leaves_nothing_behind(client: &kube::Client, kubeconfig: &Path, dist: &str) {
-    support::make(
-        kubeconfig,
-        &["undeploy", &format!("IMG={}", operator_image()), dist],
-    );
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    support::until_gone(
-        &namespaces,
-        NAMESPACE,
-        "the operator's namespace to go",
-        READY_WITHIN,
-    )
-    .await;
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in operator::api::crds() {
-        let name = crd.metadata.name.unwrap();
-        support::until_gone(&crds, &name, "the CRD to go", READY_WITHIN).await;
-    }
-    for kind in [
-        "clusterroles",
-        "clusterrolebindings",
-        "mutatingwebhookconfigurations",
-        "validatingwebhookconfigurations",
-    ] {
-        let listed = support::kubectl(kubeconfig, &["get", kind, "-o", "name"]);
-        let left: Vec<&str> = listed.lines().filter(|l| l.contains("operator-")).collect();
-        assert!(left.is_empty(), "make undeploy left {left:?}");
-    }
-    let namespaces_left = namespaces.delete(WORKLOADS, &DeleteParams::default()).await;
-    assert!(namespaces_left.is_ok());
+    deployed.replicas_ready(2).await;
 }
 
 testenv::cluster_tier!(the_readme_deploy_runs_the_operator_as_pods_on_a_real_node);

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod deployment;
 pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;

@@ -1,0 +1,349 @@
+//! The operator deployed as a user deploys it, on the cluster tier's real node: the image `make
+//! docker-build` built (testenv/cluster/images.sh loads it into the node's containerd, as a push to a
+//! registry would make it pullable), the README's "Deploying to a real cluster" steps played for real,
+//! and a PostgreSQL outside the cluster on the node's address, as a managed database would be. What
+//! every test binary named `deployed*` shares; each runs alone (the `cluster-deployed` profile), since
+//! the deployed manager watches every namespace.
+
+use std::{
+    net::IpAddr,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    coordination::v1::Lease,
+    core::v1::{Namespace, Node, Pod, Service},
+};
+use kube::{
+    Api, ResourceExt,
+    api::{DeleteParams, ListParams, PostParams},
+};
+use operator::{api::postgres_writer::PostgresWriter, db::throwaway::ThrowawayPostgres};
+use serde_json::json;
+
+use super::{Backend, ControlPlane, eventually};
+
+pub const NAMESPACE: &str = "operator-system";
+pub const MANAGER: &str = "operator-controller-manager";
+/// The manager pods' label, which their Deployment selects by.
+pub const MANAGER_SELECTOR: &str = "control-plane=controller-manager";
+/// `--leader-election-id`'s default: the Lease's name.
+pub const LEASE: &str = "operator.demo.yash.com";
+
+/// How long a deployed manager pod may take to be Ready: scheduled, started from an image already on
+/// the node, its readiness probe passed (first after 5 s, then every 10 s), on a 2-core machine that
+/// runs the rest of the tier's processes too.
+pub const READY_WITHIN: Duration = Duration::from_secs(180);
+/// How long a resource may take to converge once a leader runs: a reconcile and a database write.
+pub const CONVERGED_WITHIN: Duration = Duration::from_secs(60);
+/// The manager's Lease terms (`--lease-duration`'s default, renewed with a third left): a standby
+/// takes over at most this long after the leader's last renewal, plus its next look at the Lease.
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+pub const LEASE_RETRY: Duration = Duration::from_secs(5);
+/// How long the manager may take to issue its certificate and inject the CA: it does both at start,
+/// then checks every tenth of the certificate's validity (at most ten minutes).
+pub const INJECTED_WITHIN: Duration = Duration::from_secs(120);
+
+/// The image the tier built with `make docker-build` and loaded into the node (testenv/cluster/env.sh).
+pub fn operator_image() -> String {
+    std::env::var("OPERATOR_IMAGE").unwrap_or_else(|_| "localhost/operator:cluster-test".into())
+}
+
+/// The operator deployed by the README's steps, with its database, and a namespace for the test's own
+/// resources.
+pub struct Deployed {
+    pub plane: ControlPlane,
+    pub client: kube::Client,
+    /// The admin's kubeconfig, for kubectl and make.
+    pub kubeconfig: PathBuf,
+    /// `DIST=...` for make: where `make build-installer` writes install.yaml.
+    pub dist: String,
+    /// Where the test's own resources live.
+    pub workloads: String,
+    pub node_ip: IpAddr,
+    pub pg: ThrowawayPostgres,
+    pub sql: tokio_postgres::Client,
+    _home: tempfile::TempDir,
+}
+
+impl Deployed {
+    /// Cleans up what an earlier run left (it stops at its first failure), starts PostgreSQL on the
+    /// node's address, plays the README's deploy steps and waits for both replicas to be Ready.
+    pub async fn up(backend: Backend, workloads: &str) -> Self {
+        let plane = ControlPlane::start(backend).await.expect("the cluster runs");
+        let client = plane.client();
+        let home = tempfile::tempdir().unwrap();
+        let kubeconfig = home.path().join("kubeconfig");
+        plane.write_kubeconfig(&kubeconfig).unwrap();
+        let node_ip = node_address(&client).await;
+        let image = operator_image();
+        assert!(
+            node_has_image(&client, &image).await,
+            "the node has {image} (testenv/cluster/images.sh builds it with make docker-build)"
+        );
+        let dist = format!("DIST={}", home.path().join("dist").display());
+        super::make(&kubeconfig, &["undeploy", &format!("IMG={image}"), &dist]);
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        for namespace in [NAMESPACE, workloads] {
+            let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
+            super::until_gone(&namespaces, namespace, "an earlier run's namespace to go", READY_WITHIN).await;
+        }
+
+        let pg = ThrowawayPostgres::start_on(node_ip)
+            .await
+            .expect("PostgreSQL starts");
+        let sql = super::postgres_writer::connect(&pg).await;
+        let deployed = Deployed {
+            plane,
+            client,
+            kubeconfig,
+            dist,
+            workloads: workloads.to_owned(),
+            node_ip,
+            pg,
+            sql,
+            _home: home,
+        };
+        deployed.play_readme_steps().await;
+        deployed.replicas_ready(2).await;
+        let namespace = serde_json::from_value(json!({"metadata": {"name": workloads}})).unwrap();
+        namespaces
+            .create(&PostParams::default(), &namespace)
+            .await
+            .unwrap();
+        deployed
+    }
+
+    /// The README's steps, for real.
+    async fn play_readme_steps(&self) {
+        let image = operator_image();
+        for step in &super::readme_deploy_steps() {
+            let words: Vec<&str> = step.split_whitespace().collect();
+            match words.as_slice() {
+                // testenv/cluster/images.sh ran `make docker-build IMG=<the tier's image>` and loaded
+                // the image into the node's containerd: what a push to a registry the node pulls from
+                // gives.
+                ["make", "docker-build", ..] | ["docker", "push", ..] => {}
+                ["make", "deploy", _] => {
+                    // What the README says the manager reaches: a Service named postgres in its
+                    // namespace.
+                    database_service(&self.client, self.node_ip, self.pg.port()).await;
+                    self.make(&["deploy", &format!("IMG={image}")]);
+                }
+                ["kubectl", args @ ..] => {
+                    let args: Vec<String> = args
+                        .iter()
+                        .map(|a| a.replace("=...", &format!("={}", self.pg.password())))
+                        .collect();
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    self.kubectl(&args);
+                }
+                _ => panic!("a README deploy step this test does not know how to play: {step}"),
+            }
+        }
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        super::kubectl(&self.kubeconfig, args)
+    }
+
+    /// `make` with the admin's kubeconfig and the test's DIST.
+    pub fn make(&self, args: &[&str]) {
+        let mut args = args.to_vec();
+        args.push(&self.dist);
+        super::make(&self.kubeconfig, &args);
+    }
+
+    pub fn pods(&self) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), NAMESPACE)
+    }
+
+    pub fn writers(&self) -> Api<PostgresWriter> {
+        Api::namespaced(self.client.clone(), &self.workloads)
+    }
+
+    /// Exactly `count` manager pods, none terminating, every one Running and Ready; returns them.
+    pub async fn replicas_ready(&self, count: usize) -> Vec<Pod> {
+        let pods = self.pods();
+        let selector = ListParams::default().labels(MANAGER_SELECTOR);
+        eventually(
+            &format!("{count} manager pods Running and Ready"),
+            READY_WITHIN,
+            || async {
+                let listed = live_pods(pods.list(&selector).await.ok()?.items);
+                (listed.len() == count && listed.iter().all(is_ready)).then_some(listed)
+            },
+        )
+        .await
+    }
+
+    /// The manager Deployment scaled to `replicas`, and that many pods Ready.
+    pub async fn scale(&self, replicas: usize) -> Vec<Pod> {
+        self.kubectl(&[
+            "-n",
+            NAMESPACE,
+            "scale",
+            "deployment",
+            MANAGER,
+            &format!("--replicas={replicas}"),
+        ]);
+        self.replicas_ready(replicas).await
+    }
+
+    pub async fn manager_deployment(&self) -> Deployment {
+        let deployments: Api<Deployment> = Api::namespaced(self.client.clone(), NAMESPACE);
+        deployments.get(MANAGER).await.unwrap()
+    }
+
+    /// The Lease as it stands.
+    pub async fn lease(&self) -> Option<k8s_openapi::api::coordination::v1::LeaseSpec> {
+        let leases: Api<Lease> = Api::namespaced(self.client.clone(), NAMESPACE);
+        leases.get_opt(LEASE).await.ok()??.spec
+    }
+
+    /// The one pod among `pods` that holds the Lease.
+    pub async fn leader(&self, pods: &[Pod]) -> String {
+        let holder = eventually("a manager to hold the Lease", READY_WITHIN, || async {
+            self.lease().await?.holder_identity
+        })
+        .await;
+        let leading: Vec<String> = pods
+            .iter()
+            .map(ResourceExt::name_any)
+            .filter(|name| holds(&holder, name))
+            .collect();
+        assert_eq!(
+            leading.len(),
+            1,
+            "one of {pods:?} holds the Lease ({holder})",
+            pods = pods.iter().map(ResourceExt::name_any).collect::<Vec<_>>()
+        );
+        leading[0].clone()
+    }
+
+    /// PostgresWriter `name` in table `students`, created, and waited for: its row and Ready.
+    pub async fn converges(&self, name: &str, student: &str) {
+        let writers = self.writers();
+        let mut writer = super::postgres_writer::writer(name, "students", student, 41, "UK");
+        writer.metadata.namespace = Some(self.workloads.clone());
+        writers.create(&PostParams::default(), &writer).await.unwrap();
+        super::postgres_writer::wait_reason(&writers, name, "True/Synced", CONVERGED_WITHIN).await;
+        let rows = super::postgres_writer::rows(&self.sql, "students").await;
+        assert!(rows.iter().any(|r| r.1 == student), "the row of {name}: {rows:?}");
+    }
+
+    /// `make undeploy`, then none of what `make deploy` applied is left, nor any of our kinds' objects.
+    pub async fn undeploy(&self) {
+        self.make(&["undeploy", &format!("IMG={}", operator_image())]);
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        super::until_gone(&namespaces, NAMESPACE, "the operator's namespace to go", READY_WITHIN).await;
+        let crds: Api<
+            k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        > = Api::all(self.client.clone());
+        for crd in operator::api::crds() {
+            let name = crd.metadata.name.unwrap();
+            super::until_gone(&crds, &name, "the CRD to go", READY_WITHIN).await;
+        }
+        for kind in [
+            "clusterroles",
+            "clusterrolebindings",
+            "mutatingwebhookconfigurations",
+            "validatingwebhookconfigurations",
+        ] {
+            let listed = self.kubectl(&["get", kind, "-o", "name"]);
+            let left: Vec<&str> = listed.lines().filter(|l| l.contains("operator-")).collect();
+            assert!(left.is_empty(), "make undeploy left {left:?}");
+        }
+        let _ = namespaces
+            .delete(&self.workloads, &DeleteParams::default())
+            .await;
+    }
+}
+
+/// Whether the Lease holder identity `holder` is pod `pod`'s (the manager names itself `<pod>-<id>`).
+pub fn holds(holder: &str, pod: &str) -> bool {
+    holder.starts_with(&format!("{pod}-"))
+}
+
+pub fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// The pods that are not being deleted.
+pub fn live_pods(pods: Vec<Pod>) -> Vec<Pod> {
+    pods.into_iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect()
+}
+
+/// The node's InternalIP: the address of the tier's bridge, which pods reach.
+pub async fn node_address(client: &kube::Client) -> IpAddr {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node = nodes.list(&ListParams::default()).await.unwrap().items.remove(0);
+    node.status
+        .and_then(|s| s.addresses)
+        .into_iter()
+        .flatten()
+        .find(|a| a.type_ == "InternalIP")
+        .and_then(|a| a.address.parse().ok())
+        .expect("the node has an InternalIP")
+}
+
+/// Whether the kubelet lists `image` among the node's images.
+pub async fn node_has_image(client: &kube::Client, image: &str) -> bool {
+    let nodes: Api<Node> = Api::all(client.clone());
+    eventually("the node to list its images", Duration::from_secs(60), || async {
+        let node = nodes.list(&ListParams::default()).await.ok()?.items.pop()?;
+        let images = node.status?.images?;
+        Some(
+            images
+                .iter()
+                .flat_map(|i| i.names.iter().flatten())
+                .any(|n| n == image),
+        )
+    })
+    .await
+}
+
+/// A selectorless Service `postgres` in the manager's namespace whose endpoint is the database.
+pub async fn database_service(client: &kube::Client, address: IpAddr, port: u16) {
+    let services: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
+    let service = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "postgres"},
+        "spec": {"ports": [{"name": "postgres", "port": 5432, "targetPort": port}]},
+    });
+    services
+        .create(&PostParams::default(), &serde_json::from_value(service).unwrap())
+        .await
+        .expect("the postgres Service is created");
+    let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
+        Api::namespaced(client.clone(), NAMESPACE);
+    let slice = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "postgres-outside", "labels": {"kubernetes.io/service-name": "postgres"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": [address.to_string()]}],
+        "ports": [{"name": "postgres", "port": port, "protocol": "TCP"}],
+    });
+    slices
+        .create(&PostParams::default(), &serde_json::from_value(slice).unwrap())
+        .await
+        .expect("the postgres EndpointSlice is created");
+}
+
+/// The cluster tier's scripts (testenv/cluster), e.g. `restart.sh kube-apiserver 20`.
+pub fn cluster_script(script: &str, args: &[&str]) {
+    let path: &Path = &super::repository().join("testenv/cluster").join(script);
+    let status = std::process::Command::new("bash")
+        .arg(path)
+        .args(args)
+        .status()
+        .expect("bash runs");
+    assert!(status.success(), "{script} {args:?} failed: {status}");
+}

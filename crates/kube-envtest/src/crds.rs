@@ -10,19 +10,27 @@ use kube::{
     runtime::wait::{await_condition, conditions},
 };
 
-use crate::{Error, Result};
+use crate::{Error, Result, manifests::Crd};
 
 /// The field manager the CRDs are applied as: a test's own later apply of them does not conflict.
 const FIELD_MANAGER: &str = "kube-envtest";
 
 /// Applies each CRD (server-side apply, so that a server restarted on a data dir that already holds
 /// it takes the new version), then waits until every one is Established, within `timeout` each.
-pub async fn install(client: &Client, crds: &[CustomResourceDefinition], timeout: Duration) -> Result<()> {
+pub(crate) async fn install(client: &Client, crds: &[Crd], timeout: Duration) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let mut names = Vec::with_capacity(crds.len());
-    for crd in crds {
-        let name = crd.metadata.name.clone().ok_or(Error::UnnamedCrd)?;
+    for Crd {
+        definition: crd,
+        file,
+    } in crds
+    {
+        let name = crd
+            .metadata
+            .name
+            .clone()
+            .ok_or_else(|| Error::UnnamedCrd { file: file.clone() })?;
         // A CRD read back from a server carries both, which an apply refuses (managedFields) or takes
         // for a precondition (resourceVersion): the definition is what is installed, not that state.
         let mut body = crd.clone();
@@ -32,6 +40,7 @@ pub async fn install(client: &Client, crds: &[CustomResourceDefinition], timeout
             .await
             .map_err(|source| Error::InstallCrd {
                 name: name.clone(),
+                file: file.clone(),
                 source,
             })?;
         names.push(name);

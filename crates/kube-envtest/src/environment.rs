@@ -11,7 +11,7 @@ use apiserver::{ApiServer, Auth, Config};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Error, Result, crds};
+use crate::{Error, Result, crds, manifests};
 
 /// How long a CRD may take to report Established. The server establishes a CRD within the write that
 /// creates it, so this only bounds a test on a machine stalled far beyond what any test tolerates.
@@ -91,7 +91,7 @@ impl Environment {
 
     /// Installs more CRDs on the running server and waits until each is Established.
     pub async fn install_crds(&self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Result<()> {
-        let crds: Vec<_> = crds.into_iter().collect();
+        let crds: Vec<_> = crds.into_iter().map(manifests::Crd::from).collect();
         crds::install(&self.client, &crds, self.establish_timeout).await
     }
 
@@ -132,6 +132,7 @@ impl std::fmt::Debug for Environment {
 pub struct Builder {
     config: Config,
     crds: Vec<CustomResourceDefinition>,
+    crd_paths: Vec<PathBuf>,
     establish_timeout: Duration,
 }
 
@@ -140,6 +141,7 @@ impl Default for Builder {
         Builder {
             config: Config::default(),
             crds: Vec::new(),
+            crd_paths: Vec::new(),
             establish_timeout: DEFAULT_ESTABLISH_TIMEOUT,
         }
     }
@@ -155,6 +157,17 @@ impl Builder {
     /// Installs each of `crds` at start (the YAML of `config/crd`, read with serde_yaml, for example).
     pub fn crds(mut self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Self {
         self.crds.extend(crds);
+        self
+    }
+
+    /// Installs at start every CustomResourceDefinition in the YAML (or JSON) manifests at `paths`,
+    /// as envtest's `CRDDirectoryPaths`: the CRDs a project deploys, e.g. `config/crd`. Each path is a
+    /// file or a directory, whose `.yaml`, `.yml` and `.json` files are read (not its subdirectories);
+    /// documents of other kinds (a `kustomization.yaml`) are passed over. A missing path, a document
+    /// that is not YAML or not a valid CRD, and a CRD the server refuses are errors of
+    /// [`Builder::start`] that name the file.
+    pub fn crd_paths(mut self, paths: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+        self.crd_paths.extend(paths.into_iter().map(Into::into));
         self
     }
 
@@ -218,8 +231,12 @@ impl Builder {
         self
     }
 
-    /// Starts the server, then installs the CRDs and waits until each is Established.
+    /// Reads the manifests of [`Builder::crd_paths`], starts the server, then installs the CRDs and
+    /// waits until each is Established.
     pub async fn start(self) -> Result<Environment> {
+        // Read first: a manifest that does not parse fails before anything listens.
+        let mut crds: Vec<manifests::Crd> = self.crds.into_iter().map(manifests::Crd::from).collect();
+        crds.extend(manifests::read(&self.crd_paths)?);
         let server = ApiServer::start(self.config)
             .await
             .map_err(|e| Error::Start(Box::new(e)))?;
@@ -229,10 +246,10 @@ impl Builder {
             client,
             establish_timeout: self.establish_timeout,
         };
-        if !self.crds.is_empty() {
-            crds::install(&environment.client, &self.crds, self.establish_timeout).await?;
+        if !crds.is_empty() {
+            crds::install(&environment.client, &crds, self.establish_timeout).await?;
         }
-        tracing::debug!(url = %environment.url(), crds = self.crds.len(), "kube-envtest environment ready");
+        tracing::debug!(url = %environment.url(), crds = crds.len(), "kube-envtest environment ready");
         Ok(environment)
     }
 }

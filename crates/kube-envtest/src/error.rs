@@ -12,15 +12,21 @@ pub enum Error {
     #[error("no kube::Client for the embedded API server: {0}")]
     Client(#[source] kube::Error),
     /// A CustomResourceDefinition without `metadata.name` cannot be installed or waited for.
-    #[error("a CustomResourceDefinition has no metadata.name")]
-    UnnamedCrd,
+    #[error("a CustomResourceDefinition{} has no metadata.name", from(file))]
+    UnnamedCrd { file: Option<PathBuf> },
     /// The server refused the CRD: its answer (a 422 names the invalid field) is the source.
-    #[error("installing CustomResourceDefinition {name}: {source}")]
+    #[error("installing CustomResourceDefinition {name}{}: {source}", from(file))]
     InstallCrd {
         name: String,
+        /// The manifest it was read from ([`crate::Builder::crd_paths`]).
+        file: Option<PathBuf>,
         #[source]
         source: kube::Error,
     },
+    /// A path given to [`crate::Builder::crd_paths`] is missing or unreadable, or a document in it is
+    /// not YAML or not a CustomResourceDefinition that Kubernetes 1.33 serves.
+    #[error("reading CustomResourceDefinitions from {path}: {reason}")]
+    ReadCrds { path: PathBuf, reason: String },
     /// The CRD was stored but did not report `Established` in time (or the watch on it failed).
     #[error("CustomResourceDefinition {name} was not Established within {timeout:?}: {reason}")]
     NotEstablished {
@@ -35,6 +41,13 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+}
+
+/// ` (from FILE)` for a CRD read from a manifest, nothing for one given as a value.
+fn from(file: &Option<PathBuf>) -> String {
+    file.as_ref()
+        .map(|file| format!(" (from {})", file.display()))
+        .unwrap_or_default()
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

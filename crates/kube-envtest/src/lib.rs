@@ -36,7 +36,8 @@
 //! } // `env` dropped: the server stops.
 //! ```
 //!
-//! [`Builder`] has what a test tunes: [`Builder::plain_http`] (no TLS, no token) instead of HTTPS with
+//! [`Builder`] has what a test tunes: [`Builder::crd_paths`] to install the CRDs of the YAML manifests
+//! a project ships (`config/crd`) rather than Rust values, [`Builder::plain_http`] (no TLS, no token) instead of HTTPS with
 //! a random bearer token, [`Builder::data_dir`] to keep objects across a restart instead of memory
 //! only, [`Builder::watch_list`] for streaming lists, [`Builder::watch_history`] to provoke a 410 Gone.
 //!
@@ -74,6 +75,7 @@
 mod crds;
 mod environment;
 mod error;
+mod manifests;
 
 pub use environment::{Builder, Environment};
 pub use error::{Error, Result};

@@ -31,10 +31,11 @@ use kube::{
 use operator::api::{postgres_writer::PostgresWriter, vote_config::v1::VoteConfig};
 use serde_json::{Value, json};
 use support::{
-    Backend, eventually,
+    Backend,
     deployment::{
         CONVERGED_WITHIN, Deployed, INJECTED_WITHIN, LEASE_DURATION, LEASE_RETRY, NAMESPACE, holds,
     },
+    eventually,
 };
 
 /// Where the test's own resources live.
@@ -129,13 +130,13 @@ async fn webhooks_answer_through_their_service(deployed: &Deployed) {
 
     // Conversion: read in the old version, the question rides in an annotation.
     let old = deployed.kubectl(&[
-            "get",
-            "voteconfigs.v1alpha1.voting.schoolofdevops.com",
-            "pets",
-            "-n",
-            WORKLOADS,
-            "-o",
-            "json",
+        "get",
+        "voteconfigs.v1alpha1.voting.schoolofdevops.com",
+        "pets",
+        "-n",
+        WORKLOADS,
+        "-o",
+        "json",
     ]);
     let old: Value = serde_json::from_str(&old).unwrap();
     assert_eq!(old["apiVersion"], "voting.schoolofdevops.com/v1alpha1");
@@ -235,14 +236,14 @@ async fn the_standby_takes_over_when_the_leader_dies(deployed: &Deployed, leader
     deployed
         .pods()
         .delete(
-        leader,
-        &DeleteParams {
-            grace_period_seconds: Some(0),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+            leader,
+            &DeleteParams {
+                grace_period_seconds: Some(0),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     let killed_at = Timestamp::now();
     // Made while no one leads: the new leader must pick it up.
     let writers = deployed.writers();

@@ -14,8 +14,11 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{DeleteParams, ListParams};
 use support::{
-    Backend, eventually,
-    deployment::{CONVERGED_WITHIN, Deployed, LEASE_DURATION, LEASE_RETRY, MANAGER_SELECTOR, READY_WITHIN, holds},
+    Backend,
+    deployment::{
+        CONVERGED_WITHIN, Deployed, LEASE_DURATION, LEASE_RETRY, MANAGER_SELECTOR, READY_WITHIN, holds,
+    },
+    eventually,
 };
 
 const WORKLOADS: &str = "deployed-faults";
@@ -50,7 +53,10 @@ async fn the_lease_changes_hands_when_the_leader_is_deleted_gracefully(deployed:
         (!holds(&holder, &leader)).then_some(spec)
     })
     .await;
-    let acquired = after.acquire_time.map(|t| t.0).expect("the new holder acquired it");
+    let acquired = after
+        .acquire_time
+        .map(|t| t.0)
+        .expect("the new holder acquired it");
     let without_leader = Duration::try_from(acquired.duration_since(deleted_at)).unwrap_or_default();
     println!("figure: graceful leader deletion: the Lease changed hands {without_leader:?} after the delete");
     // Released, not expired: well inside the Lease's term (an expired Lease is taken no sooner than its
@@ -74,12 +80,16 @@ async fn the_managers_recover_after_the_api_server_restarts(deployed: &Deployed)
     let back_at = Timestamp::now();
 
     // A leader renewing the Lease after the restart.
-    let renewed = eventually("a manager renewing the Lease after the restart", READY_WITHIN, || async {
-        let spec = deployed.lease().await?;
-        spec.holder_identity.as_ref()?;
-        let renewed = spec.renew_time?.0;
-        (renewed > back_at).then_some(renewed)
-    })
+    let renewed = eventually(
+        "a manager renewing the Lease after the restart",
+        READY_WITHIN,
+        || async {
+            let spec = deployed.lease().await?;
+            spec.holder_identity.as_ref()?;
+            let renewed = spec.renew_time?.0;
+            (renewed > back_at).then_some(renewed)
+        },
+    )
     .await;
     // A resource made now converges (the defaulting and validating webhooks answer on the way).
     deployed.converges("hopper", "Hopper").await;

@@ -88,7 +88,13 @@ impl Deployed {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         for namespace in [NAMESPACE, workloads] {
             let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
-            super::until_gone(&namespaces, namespace, "an earlier run's namespace to go", READY_WITHIN).await;
+            super::until_gone(
+                &namespaces,
+                namespace,
+                "an earlier run's namespace to go",
+                READY_WITHIN,
+            )
+            .await;
         }
 
         let pg = ThrowawayPostgres::start_on(node_ip)
@@ -238,7 +244,13 @@ impl Deployed {
     pub async fn undeploy(&self) {
         self.make(&["undeploy", &format!("IMG={}", operator_image())]);
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        super::until_gone(&namespaces, NAMESPACE, "the operator's namespace to go", READY_WITHIN).await;
+        super::until_gone(
+            &namespaces,
+            NAMESPACE,
+            "the operator's namespace to go",
+            READY_WITHIN,
+        )
+        .await;
         let crds: Api<
             k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         > = Api::all(self.client.clone());
@@ -256,9 +268,7 @@ impl Deployed {
             let left: Vec<&str> = listed.lines().filter(|l| l.contains("operator-")).collect();
             assert!(left.is_empty(), "make undeploy left {left:?}");
         }
-        let _ = namespaces
-            .delete(&self.workloads, &DeleteParams::default())
-            .await;
+        let _ = namespaces.delete(&self.workloads, &DeleteParams::default()).await;
     }
 }
 

@@ -62,10 +62,10 @@ generate: ## Write crates/apimachinery/generated again from the Kubernetes Go mo
 install: ## Apply the CRDs to the cluster in KUBECONFIG.
 	$(OPERATOR) install
 
-uninstall: ## Delete the CRDs from the cluster in KUBECONFIG.
+uninstall: ## Delete the CRDs from the cluster in KUBECONFIG (and the webhook configurations a killed `make run` left).
 	$(OPERATOR) uninstall
 
-run: ## Run the controllers against the cluster in KUBECONFIG.
+run: ## Run the controllers against the cluster in KUBECONFIG; after `make install`, serving the webhooks (VoteConfig's conversion) from here.
 	$(OPERATOR) run
 
 dev: ## Embedded API server + throwaway PostgreSQL + every controller, on this machine.

@@ -9,7 +9,7 @@ DIST ?= dist
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane e2e conformance go-peer bench fmt lint manifests generate install uninstall run dev apiserver static-binary docker-build deploy undeploy build-installer
+.PHONY: help build test control-plane e2e conformance go-peer helm bench fmt lint manifests generate install uninstall run dev apiserver static-binary docker-build deploy undeploy build-installer helm-chart
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -37,6 +37,9 @@ conformance: ## The upstream e2e tier in full: slow and baselined specs too (doc
 	bash testenv/control-plane/build.sh >/dev/null
 	bash testenv/e2e/build.sh >/dev/null
 	E2E_FULL=1 $(CARGO) nextest run -p conformance --test e2e --success-output immediate
+
+helm: ## Build Helm from its Go module, for the chart's tests (cached; skipped when up to date); prints its directory.
+	bash testenv/helm/build.sh
 
 go-peer: ## Build the controller-runtime PostgresWriter the convergence bench runs beside ours (cached; the bench builds it too).
 	bash testenv/go-peer/build.sh
@@ -95,3 +98,6 @@ undeploy: build-installer ## Remove everything deploy created (the CRDs, and wit
 build-installer: ## Write $(DIST)/install.yaml: everything deploy applies, for `kubectl apply -f` (image IMG).
 	mkdir -p $(DIST)
 	bash scripts/manifests.sh $(IMG) > $(DIST)/install.yaml
+
+helm-chart: build-installer ## Write $(DIST)/chart: the Helm chart, generated from $(DIST)/install.yaml (image IMG by default).
+	python3 scripts/helm-chart.py $(DIST)/install.yaml $(IMG) $(DIST)/chart

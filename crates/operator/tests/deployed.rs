@@ -18,44 +18,41 @@
 
 mod support;
 
-use std::{
-    collections::BTreeSet,
-    net::{IpAddr, SocketAddr},
-    path::Path,
-    time::Duration,
-};
+use std::{collections::BTreeSet, net::SocketAddr, path::Path, time::Duration};
 
 use jiff::Timestamp;
 use k8s_openapi::{
     api::{
         apps::v1::Deployment,
         coordination::v1::Lease,
-        core::v1::{Namespace, Node, Pod, Service},
+        core::v1::{Namespace, Pod, Service},
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{
     Api, ResourceExt,
-    api::{DeleteParams, ListParams, PostParams},
+    api::{DeleteParams, PostParams},
 };
 use operator::{
     api::{postgres_writer::PostgresWriter, vote_config::v1::VoteConfig},
     db::throwaway::ThrowawayPostgres,
 };
 use serde_json::{Value, json};
-use support::{Backend, ControlPlane, eventually};
+use support::{
+    Backend, ControlPlane,
+    cluster_deploy::{
+        NAMESPACE, READY_WITHIN, database_service, ensure_namespace, manager_pods_ready, node_address,
+        node_has_image, operator_image,
+    },
+    eventually,
+};
 
-const NAMESPACE: &str = "operator-system";
 const MANAGER: &str = "operator-controller-manager";
 /// `--leader-election-id`'s default: the Lease's name.
 const LEASE: &str = "operator.demo.yash.com";
 /// Where the test's own resources live.
 const WORKLOADS: &str = "deployed-operator";
 
-/// How long a deployed manager pod may take to be Ready: scheduled, started from an image already on
-/// the node, its readiness probe passed (first after 5 s, then every 10 s), on a 2-core machine that
-/// runs the rest of the tier's processes too.
-const READY_WITHIN: Duration = Duration::from_secs(180);
 /// How long a resource may take to converge once a leader runs: a reconcile and a database write.
 const CONVERGED_WITHIN: Duration = Duration::from_secs(60);
 /// The manager's Lease terms (`--lease-duration`'s default, renewed with a third left): a standby
@@ -65,11 +62,6 @@ const LEASE_RETRY: Duration = Duration::from_secs(5);
 /// How long the manager may take to issue its certificate and inject the CA: it does both at start,
 /// then checks every tenth of the certificate's validity (at most ten minutes).
 const INJECTED_WITHIN: Duration = Duration::from_secs(120);
-
-/// The image the tier built with `make docker-build` and loaded into the node (testenv/cluster/env.sh).
-fn operator_image() -> String {
-    std::env::var("OPERATOR_IMAGE").unwrap_or_else(|_| "localhost/operator:cluster-test".into())
-}
 
 async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("the cluster runs");
@@ -115,7 +107,7 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
             ["make", "docker-build", ..] | ["docker", "push", ..] => {}
             ["make", "deploy", _] => {
                 // What the README says the manager reaches: a Service named postgres in its namespace.
-                database_service(&client, node_ip, pg.port()).await;
+                database_service(&client, NAMESPACE, node_ip, pg.port()).await;
                 support::make(&kubeconfig, &["deploy", &format!("IMG={image}"), &dist]);
             }
             ["kubectl", args @ ..] => {
@@ -139,84 +131,9 @@ async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Bac
     undeploy_leaves_nothing_behind(&client, &kubeconfig, &dist).await;
 }
 
-/// The node's InternalIP: the address of the tier's bridge, which pods reach.
-async fn node_address(client: &kube::Client) -> IpAddr {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let node = nodes.list(&ListParams::default()).await.unwrap().items.remove(0);
-    node.status
-        .and_then(|s| s.addresses)
-        .into_iter()
-        .flatten()
-        .find(|a| a.type_ == "InternalIP")
-        .and_then(|a| a.address.parse().ok())
-        .expect("the node has an InternalIP")
-}
-
-/// Whether the kubelet lists `image` among the node's images.
-async fn node_has_image(client: &kube::Client, image: &str) -> bool {
-    let nodes: Api<Node> = Api::all(client.clone());
-    eventually("the node to list its images", Duration::from_secs(60), || async {
-        let node = nodes.list(&ListParams::default()).await.ok()?.items.pop()?;
-        let images = node.status?.images?;
-        Some(
-            images
-                .iter()
-                .flat_map(|i| i.names.iter().flatten())
-                .any(|n| n == image),
-        )
-    })
-    .await
-}
-
-/// A selectorless Service `postgres` in the manager's namespace whose endpoint is the database.
-async fn database_service(client: &kube::Client, address: IpAddr, port: u16) {
-    let services: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
-    let service = json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "postgres"},
-        "spec": {"ports": [{"name": "postgres", "port": 5432, "targetPort": port}]},
-    });
-    services
-        .create(&PostParams::default(), &serde_json::from_value(service).unwrap())
-        .await
-        .expect("the postgres Service is created");
-    let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
-        Api::namespaced(client.clone(), NAMESPACE);
-    let slice = json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": "postgres-outside", "labels": {"kubernetes.io/service-name": "postgres"}},
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": [address.to_string()]}],
-        "ports": [{"name": "postgres", "port": port, "protocol": "TCP"}],
-    });
-    slices
-        .create(&PostParams::default(), &serde_json::from_value(slice).unwrap())
-        .await
-        .expect("the postgres EndpointSlice is created");
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
-fn manager_pods(pods: Vec<Pod>) -> Vec<Pod> {
-    pods.into_iter()
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .collect()
-}
-
 /// Both replicas Running and Ready; returns their pods.
 async fn both_replicas_ready(client: &kube::Client) -> Vec<Pod> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let selector = ListParams::default().labels("control-plane=controller-manager");
-    let ready = eventually("both manager pods Running and Ready", READY_WITHIN, || async {
-        let listed = manager_pods(pods.list(&selector).await.ok()?.items);
-        (listed.len() == 2 && listed.iter().all(is_ready)).then_some(listed)
-    })
-    .await;
+    let ready = manager_pods_ready(client, 2, &operator_image()).await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
     let deployment = deployments.get(MANAGER).await.unwrap();
     assert_eq!(deployment.spec.unwrap().replicas, Some(2));
@@ -257,18 +174,6 @@ async fn the_one_leader(client: &kube::Client, pods: &[Pod]) -> String {
     leading[0].clone()
 }
 
-/// The test's namespace for its own resources, made once.
-async fn workloads_namespace(client: &kube::Client) {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    if namespaces.get_opt(WORKLOADS).await.unwrap().is_none() {
-        let namespace = serde_json::from_value(json!({"metadata": {"name": WORKLOADS}})).unwrap();
-        namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .unwrap();
-    }
-}
-
 /// The CA the manager issued is in the three places that call its Service; then each webhook answers:
 /// defaulting fills colors, conversion serves v1alpha1, validation refuses a table that cannot hold
 /// rows.
@@ -307,7 +212,7 @@ async fn webhooks_answer_through_their_service(
         )
         .await;
     }
-    workloads_namespace(client).await;
+    ensure_namespace(client, WORKLOADS).await;
 
     // Defaulting: the options left without a color get one.
     let votes: Api<VoteConfig> = Api::namespaced(client.clone(), WORKLOADS);

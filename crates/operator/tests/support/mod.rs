@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod cluster_deploy;
+pub mod helm;
 pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;

@@ -2,8 +2,9 @@
 //! run` (`operator run`, outside the cluster, with no certificate), then `kubectl apply` of the
 //! v1alpha1 sample. The run serves VoteConfig's conversion itself, so the sample applies and reads
 //! back as both versions, and its ConfigMap is made; when the run ends, the conversion points where
-//! `make install` left it. Against an API server elsewhere, the run says at start that it cannot serve
-//! it, and what to do; against one that cannot call the address it serves on, it says so too.
+//! `make install` left it, and what a killed run leaves, `make uninstall` removes. Against an API
+//! server elsewhere, the run says at start that it cannot serve it, and what to do; against one that
+//! cannot call the address it serves on, it says so too.
 
 mod support;
 
@@ -168,8 +169,18 @@ async fn make_install_and_make_run_serve_the_v1alpha1_sample_as_both_versions(ba
         "polls",
     );
     assert_eq!(old["apiVersion"], "voting.schoolofdevops.com/v1alpha1");
-    again.signal("INT");
+    // Killed, it cannot put anything back: its URL and configurations stay until `make uninstall`.
+    again.signal("KILL");
     assert!(again.exit_within(EXIT_AFTER_SIGNAL).await.is_some());
+    let stale = conversion_client(&client).await;
+    assert!(stale["url"].is_string(), "{stale}");
+    assert!(
+        mutating
+            .get_opt("mutating-webhook-configuration")
+            .await
+            .unwrap()
+            .is_some()
+    );
 
     operator(&kubeconfig, &["uninstall"]);
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -180,6 +191,24 @@ async fn make_install_and_make_run_serve_the_v1alpha1_sample_as_both_versions(ba
         Duration::from_secs(60),
     )
     .await;
+    for configuration in [
+        "mutating-webhook-configuration",
+        "validating-webhook-configuration",
+    ] {
+        let listed = support::kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                "mutatingwebhookconfigurations,validatingwebhookconfigurations",
+                "-o",
+                "name",
+            ],
+        );
+        assert!(
+            !listed.contains(configuration),
+            "make uninstall removes {configuration}: {listed}"
+        );
+    }
 }
 
 testenv::each_control_plane!(make_install_and_make_run_serve_the_v1alpha1_sample_as_both_versions);

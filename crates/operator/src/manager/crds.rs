@@ -47,10 +47,7 @@ pub async fn install(client: &kube::Client, crds: Vec<CustomResourceDefinition>)
     Ok(())
 }
 
-/// Deletes the CRDs, and the admission configurations an `operator run` outside the cluster registered
-/// and could not remove (it was killed).
 pub async fn uninstall(client: &kube::Client) -> Result<()> {
-    remove_left_behind(client).await?;
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crate::api::crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();

@@ -9,7 +9,7 @@ DIST ?= dist
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane e2e conformance go-peer bench fmt lint manifests generate install uninstall run dev apiserver static-binary docker-build deploy undeploy build-installer
+.PHONY: help build test control-plane e2e conformance go-peer helm bench fmt lint manifests generate install uninstall run dev apiserver static-binary docker-build deploy undeploy build-installer helm-chart
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -38,6 +38,9 @@ conformance: ## The upstream e2e tier in full: slow and baselined specs too (doc
 	bash testenv/e2e/build.sh >/dev/null
 	E2E_FULL=1 $(CARGO) nextest run -p conformance --test e2e --success-output immediate
 
+helm: ## Build Helm from its Go module, for the chart's tests (cached; skipped when up to date); prints its directory.
+	bash testenv/helm/build.sh
+
 go-peer: ## Build the controller-runtime PostgresWriter the convergence bench runs beside ours (cached; the bench builds it too).
 	bash testenv/go-peer/build.sh
 
@@ -62,10 +65,10 @@ generate: ## Write crates/apimachinery/generated again from the Kubernetes Go mo
 install: ## Apply the CRDs to the cluster in KUBECONFIG.
 	$(OPERATOR) install
 
-uninstall: ## Delete the CRDs from the cluster in KUBECONFIG.
+uninstall: ## Delete the CRDs from the cluster in KUBECONFIG (and the webhook configurations a killed `make run` left).
 	$(OPERATOR) uninstall
 
-run: ## Run the controllers against the cluster in KUBECONFIG.
+run: ## Run the controllers against the cluster in KUBECONFIG; after `make install`, serving the webhooks (VoteConfig's conversion) from here.
 	$(OPERATOR) run
 
 dev: ## Embedded API server + throwaway PostgreSQL + every controller, on this machine.
@@ -95,3 +98,6 @@ undeploy: build-installer ## Remove everything deploy created (the CRDs, and wit
 build-installer: ## Write $(DIST)/install.yaml: everything deploy applies, for `kubectl apply -f` (image IMG).
 	mkdir -p $(DIST)
 	bash scripts/manifests.sh $(IMG) > $(DIST)/install.yaml
+
+helm-chart: build-installer ## Write $(DIST)/chart: the Helm chart, generated from $(DIST)/install.yaml (image IMG by default).
+	python3 scripts/helm-chart.py $(DIST)/install.yaml $(IMG) $(DIST)/chart

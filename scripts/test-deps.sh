@@ -2,10 +2,11 @@
 # Installs what the test suite needs on a fresh machine, and nothing when it is already there:
 # PostgreSQL server binaries (tests start throwaway clusters), a Python venv with the official
 # `kubernetes` client (tests script it against the embedded API server), cargo-nextest, and, unless
-# only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane)
-# and of the upstream e2e suite (testenv/e2e). The cluster tier adds what a node and the image build
-# need: containerd, runc, the CNI plugins, iptables, Docker's daemon (to build images from
-# Dockerfiles), musl (the operator's static binary) and the Go modules of CoreDNS and the tier's images.
+# only the embedded tier runs, the Go modules of the upstream control plane (testenv/control-plane),
+# of the upstream e2e suite (testenv/e2e) and of Helm (testenv/helm). The cluster tier adds what a
+# node and the image build need: containerd, runc, the CNI plugins, iptables, Docker's daemon (to
+# build images from Dockerfiles), musl (the operator's static binary) and the Go modules of CoreDNS
+# and the tier's images.
 # Idempotent; safe to run before every `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +68,9 @@ if [ "$tier" != embedded ]; then
   # suite the conformance tier runs against both servers.
   (cd testenv/control-plane && go mod download)
   (cd testenv/e2e && go mod download)
+  # testenv/helm: Helm, which the chart's tests build (its install on the cluster tier, its lint and
+  # render beside the embedded tier's tests).
+  (cd testenv/helm && go mod download)
 fi
 
 if [ "$tier" = cluster ] || [ "$tier" = all ]; then

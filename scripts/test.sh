@@ -22,6 +22,11 @@ fi
 if runs real; then
   bash testenv/e2e/build.sh >/dev/null
 fi
+# Helm, from its Go module: the chart's lint and render run beside the embedded tier's tests, its
+# install on the cluster tier.
+if runs embedded || runs cluster; then
+  bash testenv/helm/build.sh >/dev/null
+fi
 
 status=0
 nextest() { cargo nextest run --workspace --no-fail-fast "$@" || status=1; }

@@ -37,6 +37,8 @@ WEB_IMAGE=localhost/operator-test/web:1
 COREDNS_IMAGE=localhost/operator-test/coredns:1.12.0
 # The operator's image as `make docker-build IMG=...` builds it for the tier.
 OPERATOR_IMAGE=${OPERATOR_IMAGE:-localhost/operator:cluster-test}
+# The same image tagged again, for the chart's upgrade (crates/operator/tests/deployed_helm.rs).
+OPERATOR_IMAGE_UPGRADE=${OPERATOR_IMAGE_UPGRADE:-localhost/operator:cluster-test-upgrade}
 
 # Sysctls the kubelet and kube-proxy change, and ours: saved at start and restored by down.sh.
 SAVED_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops

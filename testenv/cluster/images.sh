@@ -59,5 +59,7 @@ image "$WEB_IMAGE" 65532:65532 /web
 # CoreDNS binds port 53 with NET_BIND_SERVICE, as the addon's image runs it.
 image "$COREDNS_IMAGE" 0:0 /coredns
 make -s -C "$root" docker-build IMG="$OPERATOR_IMAGE"
-docker save -o "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE" "$OPERATOR_IMAGE"
+# The same image under a second tag: what `helm upgrade` moves the chart to.
+docker tag "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
+docker save -o "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE" "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
 cluster_log "images saved in $(( $(date +%s) - started )) s: $(docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' "$OPERATOR_IMAGE")"

@@ -70,7 +70,12 @@ async fn execute(cli: Cli) -> operator::Result<()> {
         }
         Command::Dev(args) => dev(args).await,
         Command::Install => crds::install(&client().await?, in_cluster_crds()).await,
-        Command::Uninstall => crds::uninstall(&client().await?).await,
+        Command::Uninstall => {
+            // With the CRDs, the admission configurations a killed `operator run` left behind.
+            let client = client().await?;
+            crds::remove_left_behind(&client).await?;
+            crds::uninstall(&client).await
+        }
         Command::MigrateStorage => {
             for line in operator::manager::migrate::migrate_storage(&client().await?).await? {
                 println!("{line}");

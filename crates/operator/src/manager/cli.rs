@@ -89,6 +89,18 @@ pub enum ControllerName {
     WebApp,
 }
 
+/// `--local-webhooks`: whether `operator run` outside a cluster serves the webhooks itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LocalWebhooks {
+    /// When VoteConfig's CRD converts through a Service that does not exist (as `make install` leaves
+    /// it) or through a URL (an earlier run's).
+    Auto,
+    /// Whenever VoteConfig's CRD is installed, even if a deployed operator serves it (debugging one).
+    Always,
+    /// Never: the webhooks are served only with a certificate in --webhook-cert-dir.
+    Never,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Controllers to run (comma-separated); all by default. Without postgres-writer no database is needed.
@@ -124,6 +136,17 @@ pub struct RunArgs {
     /// Seconds a self-issued webhook certificate is valid (90 days); it is renewed with a third left.
     #[arg(long = "webhook-cert-validity", env = "WEBHOOK_CERT_VALIDITY", default_value_t = 90 * 24 * 3600, value_parser = webhook_cert_validity_seconds)]
     pub webhook_cert_validity_seconds: u64,
+    /// Outside a cluster (`make run`) with no certificate configured: serve the webhooks on this
+    /// machine under a CA made for the run, and point VoteConfig's conversion and the admission
+    /// configurations at them until the run ends. `auto`: when the conversion calls a Service that does
+    /// not exist (as after `make install`) or an earlier run's URL; `always`: also instead of a deployed
+    /// operator; `never`. `dev` wires its own.
+    #[arg(long, env = "LOCAL_WEBHOOKS", value_enum, default_value_t = LocalWebhooks::Auto)]
+    pub local_webhooks: LocalWebhooks,
+    /// With local webhooks: the address (IP or DNS name) at which the API server reaches this machine.
+    /// Empty: loopback, which only an API server on this machine reaches.
+    #[arg(long, env = "WEBHOOK_HOST", default_value = "")]
+    pub webhook_host: String,
     /// Watch and reconcile the resources of this one namespace only (every namespace when empty), as
     /// with controller-runtime's cache restricted to a namespace; the RBAC can then be a Role there.
     #[arg(long, env = "WATCH_NAMESPACE", default_value = "")]

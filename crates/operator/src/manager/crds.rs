@@ -2,13 +2,16 @@
 
 use std::time::Duration;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::{
+    api::admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+};
 use kube::{
     Api,
     api::{Patch, PatchParams},
 };
 
-use crate::{Error, Result};
+use crate::{Error, Result, webhook::configurations};
 
 /// How long a CRD may take to be established before `install` gives up.
 const ESTABLISHED_WITHIN: Duration = Duration::from_secs(30);
@@ -53,6 +56,37 @@ pub async fn uninstall(client: &kube::Client) -> Result<()> {
             Err(kube::Error::Api(status)) if status.code == 404 => {}
             Err(error) => return Err(error.into()),
         }
+    }
+    Ok(())
+}
+
+/// The admission configurations a run registered and left behind (killed before it could remove
+/// them), deleted by `operator uninstall`: those of the unprefixed names that call a URL. A deployed
+/// operator's are prefixed (`operator-`) and call a Service.
+pub async fn remove_left_behind(client: &kube::Client) -> Result<()> {
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    if let Some(found) = mutating.get_opt(configurations::MUTATING_NAME).await?
+        && found
+            .webhooks
+            .iter()
+            .flatten()
+            .any(|w| w.client_config.url.is_some())
+    {
+        mutating
+            .delete(configurations::MUTATING_NAME, &Default::default())
+            .await?;
+    }
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    if let Some(found) = validating.get_opt(configurations::VALIDATING_NAME).await?
+        && found
+            .webhooks
+            .iter()
+            .flatten()
+            .any(|w| w.client_config.url.is_some())
+    {
+        validating
+            .delete(configurations::VALIDATING_NAME, &Default::default())
+            .await?;
     }
     Ok(())
 }

@@ -10,13 +10,6 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
-};
-use kube::{
-    Api,
-    api::{Patch, PatchParams},
-};
 use tokio::sync::watch;
 
 use super::{
@@ -84,7 +77,8 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
     let manager = Manager::start(&args.run).await?;
     let webhooks = serve_webhooks(&manager, &args).await?;
     crds::install(&client, configurations::crds(&webhooks.endpoint)).await?;
-    register_webhooks(&client, &webhooks.endpoint).await?;
+    // The embedded API server reads them at every request: they apply from the next request on.
+    super::local_webhooks::register_admission(&client, &webhooks.endpoint, "operator-dev").await?;
 
     println!("API server: {}", server.url());
     println!(
@@ -185,25 +179,6 @@ fn reachable(bound: SocketAddr) -> SocketAddr {
         ip => ip,
     };
     SocketAddr::new(ip, bound.port())
-}
-
-/// Applies the mutating and validating configurations pointing at `endpoint`. The embedded API server
-/// reads them at every request, so they apply from the next request on.
-async fn register_webhooks(client: &kube::Client, endpoint: &Endpoint) -> Result<()> {
-    let apply = PatchParams::apply("operator-dev").force();
-    let mutating = configurations::mutating(endpoint);
-    Api::<MutatingWebhookConfiguration>::all(client.clone())
-        .patch(configurations::MUTATING_NAME, &apply, &Patch::Apply(&mutating))
-        .await?;
-    let validating = configurations::validating(endpoint);
-    Api::<ValidatingWebhookConfiguration>::all(client.clone())
-        .patch(
-            configurations::VALIDATING_NAME,
-            &apply,
-            &Patch::Apply(&validating),
-        )
-        .await?;
-    Ok(())
 }
 
 /// `postgres://user@host:port/dbname` of a configured database: where it is, never its password,

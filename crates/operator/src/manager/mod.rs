@@ -7,6 +7,7 @@ pub mod crds;
 #[cfg(feature = "dev")]
 pub mod dev;
 pub mod leader;
+pub mod local_webhooks;
 pub mod logs;
 pub mod migrate;
 pub mod probes;

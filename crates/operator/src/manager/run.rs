@@ -27,14 +27,23 @@ pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
     let manager = Manager::start(&args).await?;
     // Before the election: a standby answers admission and conversion as the leader does.
+    let mut local = None;
     if let Some(addr) = webhook_address(&args)? {
-        if args.webhook_cert_secret.is_empty() {
-            serve_webhooks_from_cert_dir(&manager, addr, &args).await?;
-        } else {
+        if !args.webhook_cert_secret.is_empty() {
             serve_webhooks_self_issued(&manager, &client, addr, &args).await?;
+        } else if super::local_webhooks::wanted(&args) {
+            let serve = async |bind, tls| manager.serve_webhooks(bind, tls, &args).await;
+            local = super::local_webhooks::start(serve, &client, addr, &args).await?;
+        } else {
+            serve_webhooks_from_cert_dir(&manager, addr, &args).await?;
         }
     }
-    manager.run_controllers(client, args, shutdown).await
+    let outcome = manager.run_controllers(client, args, shutdown).await;
+    // Outside a cluster: the conversion put back as it was, while the webhooks still answer.
+    if let Some(local) = local {
+        local.restore().await;
+    }
+    outcome
 }
 
 /// What the manager's parts share: the metrics every part records, the readiness the probes report,

@@ -114,11 +114,7 @@ impl Deployed {
         };
         deployed.play_readme_steps().await;
         deployed.replicas_ready(2).await;
-        let namespace = serde_json::from_value(json!({"metadata": {"name": workloads}})).unwrap();
-        namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .unwrap();
+        ensure_namespace(&deployed.client, workloads).await;
         deployed
     }
 
@@ -172,17 +168,7 @@ impl Deployed {
 
     /// Exactly `count` manager pods, none terminating, every one Running and Ready; returns them.
     pub async fn replicas_ready(&self, count: usize) -> Vec<Pod> {
-        let pods = self.pods();
-        let selector = ListParams::default().labels(MANAGER_SELECTOR);
-        eventually(
-            &format!("{count} manager pods Running and Ready"),
-            READY_WITHIN,
-            || async {
-                let listed = live_pods(pods.list(&selector).await.ok()?.items);
-                (listed.len() == count && listed.iter().all(is_ready)).then_some(listed)
-            },
-        )
-        .await
+        manager_pods_ready(&self.client, count, None).await
     }
 
     /// The manager Deployment scaled to `replicas`, and that many pods Ready.
@@ -289,6 +275,41 @@ pub fn live_pods(pods: Vec<Pod>) -> Vec<Pod> {
     pods.into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .collect()
+}
+
+/// The image of a pod's first container.
+pub fn image_of(pod: &Pod) -> Option<&str> {
+    pod.spec.as_ref()?.containers.first()?.image.as_deref()
+}
+
+/// Exactly `count` manager pods, none terminating, every one Running and Ready (on `image`, if given);
+/// returns them.
+pub async fn manager_pods_ready(client: &kube::Client, count: usize, image: Option<&str>) -> Vec<Pod> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let selector = ListParams::default().labels(MANAGER_SELECTOR);
+    let on = image.map(|image| format!(" on {image}")).unwrap_or_default();
+    eventually(
+        &format!("{count} manager pods Running and Ready{on}"),
+        READY_WITHIN,
+        || async {
+            let listed = live_pods(pods.list(&selector).await.ok()?.items);
+            let wanted = |p: &Pod| is_ready(p) && image.is_none_or(|image| image_of(p) == Some(image));
+            (listed.len() == count && listed.iter().all(wanted)).then_some(listed)
+        },
+    )
+    .await
+}
+
+/// Creates the namespace `name` unless it exists.
+pub async fn ensure_namespace(client: &kube::Client, name: &str) {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    if namespaces.get_opt(name).await.unwrap().is_none() {
+        let namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+        namespaces
+            .create(&PostParams::default(), &namespace)
+            .await
+            .unwrap();
+    }
 }
 
 /// The node's InternalIP: the address of the tier's bridge, which pods reach.

@@ -173,6 +173,8 @@ pub async fn leader_election(kubeconfig: &Path, namespace: &str, client: &kube::
                 "--lease-duration-seconds=3",
                 "--metrics-bind-address=0",
                 "--health-probe-bind-address=0",
+                // As deployed, the webhooks are the certificate's business, not a local run's.
+                "--local-webhooks=never",
             ],
             &[("HOSTNAME", identity), ("POD_NAMESPACE", namespace)],
         )

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod deployment;
+pub mod helm;
 pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;

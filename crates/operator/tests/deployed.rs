@@ -18,44 +18,33 @@
 
 mod support;
 
-use std::{
-    collections::BTreeSet,
-    net::{IpAddr, SocketAddr},
-    path::Path,
-    time::Duration,
-};
+use std::{collections::BTreeSet, net::SocketAddr, path::Path, time::Duration};
 
 use jiff::Timestamp;
 use k8s_openapi::{
     api::{
-        apps::v1::Deployment,
         coordination::v1::Lease,
-        core::v1::{Namespace, Node, Pod, Service},
+        core::v1::{Namespace, Pod, Service},
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{
     Api, ResourceExt,
-    api::{DeleteParams, ListParams, PostParams},
+    api::{DeleteParams, PostParams},
 };
-use operator::{
-    api::{postgres_writer::PostgresWriter, vote_config::v1::VoteConfig},
-    db::throwaway::ThrowawayPostgres,
-};
+use operator::api::{postgres_writer::PostgresWriter, vote_config::v1::VoteConfig};
 use serde_json::{Value, json};
-use support::{Backend, ControlPlane, eventually};
+use support::{
+    Backend,
+    deployment::{Deployed, NAMESPACE, READY_WITHIN, both_replicas_ready},
+    eventually,
+};
 
-const NAMESPACE: &str = "operator-system";
-const MANAGER: &str = "operator-controller-manager";
 /// `--leader-election-id`'s default: the Lease's name.
 const LEASE: &str = "operator.demo.yash.com";
 /// Where the test's own resources live.
 const WORKLOADS: &str = "deployed-operator";
 
-/// How long a deployed manager pod may take to be Ready: scheduled, started from an image already on
-/// the node, its readiness probe passed (first after 5 s, then every 10 s), on a 2-core machine that
-/// runs the rest of the tier's processes too.
-const READY_WITHIN: Duration = Duration::from_secs(180);
 /// How long a resource may take to converge once a leader runs: a reconcile and a database write.
 const CONVERGED_WITHIN: Duration = Duration::from_secs(60);
 /// The manager's Lease terms (`--lease-duration`'s default, renewed with a third left): a standby
@@ -66,174 +55,18 @@ const LEASE_RETRY: Duration = Duration::from_secs(5);
 /// then checks every tenth of the certificate's validity (at most ten minutes).
 const INJECTED_WITHIN: Duration = Duration::from_secs(120);
 
-/// The image the tier built with `make docker-build` and loaded into the node (testenv/cluster/env.sh).
-fn operator_image() -> String {
-    std::env::var("OPERATOR_IMAGE").unwrap_or_else(|_| "localhost/operator:cluster-test".into())
-}
-
 async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.expect("the cluster runs");
-    let client = plane.client();
-    let home = tempfile::tempdir().unwrap();
-    let kubeconfig = home.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
-    let node_ip = node_address(&client).await;
-    let image = operator_image();
-    assert!(
-        node_has_image(&client, &image).await,
-        "the node has {image} (testenv/cluster/images.sh builds it with make docker-build)"
-    );
+    let deployed = Deployed::as_the_readme_says(backend, &[WORKLOADS]).await;
+    let client = &deployed.client;
+    let sql = &deployed.sql;
 
-    // What an earlier run of this test left (it stops at its first failure) goes first.
-    let dist = format!("DIST={}", home.path().join("dist").display());
-    support::make(&kubeconfig, &["undeploy", &format!("IMG={image}"), &dist]);
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for namespace in [NAMESPACE, WORKLOADS] {
-        let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
-        support::until_gone(
-            &namespaces,
-            namespace,
-            "an earlier run's namespace to go",
-            READY_WITHIN,
-        )
-        .await;
-    }
-
-    // A database outside the cluster, on the node's address, as a managed database would be.
-    let pg = ThrowawayPostgres::start_on(node_ip)
-        .await
-        .expect("PostgreSQL starts");
-    let sql = support::postgres_writer::connect(&pg).await;
-
-    // The README's steps, for real.
-    let steps = support::readme_deploy_steps();
-    for step in &steps {
-        let words: Vec<&str> = step.split_whitespace().collect();
-        match words.as_slice() {
-            // testenv/cluster/images.sh ran `make docker-build IMG=<the tier's image>` and loaded the
-            // image into the node's containerd: what a push to a registry the node pulls from gives.
-            ["make", "docker-build", ..] | ["docker", "push", ..] => {}
-            ["make", "deploy", _] => {
-                // What the README says the manager reaches: a Service named postgres in its namespace.
-                database_service(&client, node_ip, pg.port()).await;
-                support::make(&kubeconfig, &["deploy", &format!("IMG={image}"), &dist]);
-            }
-            ["kubectl", args @ ..] => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| a.replace("=...", &format!("={}", pg.password())))
-                    .collect();
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                support::kubectl(&kubeconfig, &args);
-            }
-            _ => panic!("a README deploy step this test does not know how to play: {step}"),
-        }
-    }
-
-    let pods = both_replicas_ready(&client).await;
-    let leader = the_one_leader(&client, &pods).await;
-    webhooks_answer_through_their_service(&client, &kubeconfig, &sql).await;
-    rows_are_written_from_the_pods(&client, &sql).await;
-    metrics_are_scraped_through_their_service(&client).await;
-    the_standby_takes_over_when_the_leader_dies(&client, &sql, &leader).await;
-    undeploy_leaves_nothing_behind(&client, &kubeconfig, &dist).await;
-}
-
-/// The node's InternalIP: the address of the tier's bridge, which pods reach.
-async fn node_address(client: &kube::Client) -> IpAddr {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let node = nodes.list(&ListParams::default()).await.unwrap().items.remove(0);
-    node.status
-        .and_then(|s| s.addresses)
-        .into_iter()
-        .flatten()
-        .find(|a| a.type_ == "InternalIP")
-        .and_then(|a| a.address.parse().ok())
-        .expect("the node has an InternalIP")
-}
-
-/// Whether the kubelet lists `image` among the node's images.
-async fn node_has_image(client: &kube::Client, image: &str) -> bool {
-    let nodes: Api<Node> = Api::all(client.clone());
-    eventually("the node to list its images", Duration::from_secs(60), || async {
-        let node = nodes.list(&ListParams::default()).await.ok()?.items.pop()?;
-        let images = node.status?.images?;
-        Some(
-            images
-                .iter()
-                .flat_map(|i| i.names.iter().flatten())
-                .any(|n| n == image),
-        )
-    })
-    .await
-}
-
-/// A selectorless Service `postgres` in the manager's namespace whose endpoint is the database.
-async fn database_service(client: &kube::Client, address: IpAddr, port: u16) {
-    let services: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
-    let service = json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "postgres"},
-        "spec": {"ports": [{"name": "postgres", "port": 5432, "targetPort": port}]},
-    });
-    services
-        .create(&PostParams::default(), &serde_json::from_value(service).unwrap())
-        .await
-        .expect("the postgres Service is created");
-    let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
-        Api::namespaced(client.clone(), NAMESPACE);
-    let slice = json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": "postgres-outside", "labels": {"kubernetes.io/service-name": "postgres"}},
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": [address.to_string()]}],
-        "ports": [{"name": "postgres", "port": port, "protocol": "TCP"}],
-    });
-    slices
-        .create(&PostParams::default(), &serde_json::from_value(slice).unwrap())
-        .await
-        .expect("the postgres EndpointSlice is created");
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
-fn manager_pods(pods: Vec<Pod>) -> Vec<Pod> {
-    pods.into_iter()
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .collect()
-}
-
-/// Both replicas Running and Ready; returns their pods.
-async fn both_replicas_ready(client: &kube::Client) -> Vec<Pod> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let selector = ListParams::default().labels("control-plane=controller-manager");
-    let ready = eventually("both manager pods Running and Ready", READY_WITHIN, || async {
-        let listed = manager_pods(pods.list(&selector).await.ok()?.items);
-        (listed.len() == 2 && listed.iter().all(is_ready)).then_some(listed)
-    })
-    .await;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
-    let deployment = deployments.get(MANAGER).await.unwrap();
-    assert_eq!(deployment.spec.unwrap().replicas, Some(2));
-    for pod in &ready {
-        let spec = pod.spec.as_ref().unwrap();
-        let container = &spec.containers[0];
-        assert_eq!(container.image.as_deref(), Some(operator_image().as_str()));
-        let security = container.security_context.as_ref().unwrap();
-        assert_eq!(security.read_only_root_filesystem, Some(true));
-        assert_eq!(
-            spec.security_context.as_ref().and_then(|s| s.run_as_non_root),
-            Some(true),
-            "the kubelet refuses to start a root image under runAsNonRoot: the pod runs as non-root"
-        );
-        assert_eq!(pod.status.as_ref().unwrap().phase.as_deref(), Some("Running"));
-    }
-    ready
+    let pods = both_replicas_ready(client).await;
+    let leader = the_one_leader(client, &pods).await;
+    webhooks_answer_through_their_service(client, &deployed.kubeconfig, sql).await;
+    rows_are_written_from_the_pods(client, sql).await;
+    metrics_are_scraped_through_their_service(client).await;
+    the_standby_takes_over_when_the_leader_dies(client, sql, &leader).await;
+    deployed.undeploy_leaves_nothing_behind(&[WORKLOADS]).await;
 }
 
 /// Exactly one of `pods` holds the Lease; returns its name.
@@ -496,39 +329,6 @@ async fn the_standby_takes_over_when_the_leader_dies(
     );
     // The ReplicaSet replaces the killed pod: two replicas again.
     both_replicas_ready(client).await;
-}
-
-/// `make undeploy`, then none of what `make deploy` applied is left, nor any of our kinds' objects.
-async fn undeploy_leaves_nothing_behind(client: &kube::Client, kubeconfig: &Path, dist: &str) {
-    support::make(
-        kubeconfig,
-        &["undeploy", &format!("IMG={}", operator_image()), dist],
-    );
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    support::until_gone(
-        &namespaces,
-        NAMESPACE,
-        "the operator's namespace to go",
-        READY_WITHIN,
-    )
-    .await;
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in operator::api::crds() {
-        let name = crd.metadata.name.unwrap();
-        support::until_gone(&crds, &name, "the CRD to go", READY_WITHIN).await;
-    }
-    for kind in [
-        "clusterroles",
-        "clusterrolebindings",
-        "mutatingwebhookconfigurations",
-        "validatingwebhookconfigurations",
-    ] {
-        let listed = support::kubectl(kubeconfig, &["get", kind, "-o", "name"]);
-        let left: Vec<&str> = listed.lines().filter(|l| l.contains("operator-")).collect();
-        assert!(left.is_empty(), "make undeploy left {left:?}");
-    }
-    let namespaces_left = namespaces.delete(WORKLOADS, &DeleteParams::default()).await;
-    assert!(namespaces_left.is_ok());
 }
 
 testenv::cluster_tier!(the_readme_deploy_runs_the_operator_as_pods_on_a_real_node);

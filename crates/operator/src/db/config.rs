@@ -4,9 +4,9 @@
 use std::{path::PathBuf, time::Duration};
 
 use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod, Runtime};
-use tokio_postgres::{NoTls, config::SslMode};
+use tokio_postgres::config::SslMode;
 
-use super::Pool;
+use super::{Pool, connector::Connector, password::PasswordSource};
 use crate::{Error, Result};
 
 const DEFAULT_HOST: &str = "localhost";
@@ -34,7 +34,8 @@ pub struct DatabaseConfig {
     pub user: Option<String>,
     #[arg(long = "psql-password", env = "PSQL_PASSWORD", hide_env_values = true)]
     pub password: Option<String>,
-    /// A file holding the password (a mounted Secret); wins over PSQL_PASSWORD.
+    /// A file holding the password (a mounted Secret); wins over PSQL_PASSWORD. Read again for each
+    /// new connection, so that a rotated password is used without a restart.
     #[arg(long = "psql-password-file", env = "PSQL_PASSWORD_FILE")]
     pub password_file: Option<PathBuf>,
     /// `disable` or `prefer` (this build has no TLS connector, so `prefer` connects in plain text).
@@ -145,14 +146,6 @@ impl DatabaseConfig {
                 config
             }
         };
-        if let Some(path) = &self.password_file {
-            let password = std::fs::read_to_string(path).map_err(|e| {
-                Error::Config(format!("cannot read the password file {}: {e}", path.display()))
-            })?;
-            config.password(password.trim_end_matches(['\n', '\r']));
-        } else if let Some(password) = &self.password {
-            config.password(password);
-        }
         match self.sslmode.as_str() {
             "disable" => config.ssl_mode(SslMode::Disable),
             "prefer" => config.ssl_mode(SslMode::Prefer),
@@ -194,9 +187,11 @@ impl DatabaseConfig {
     /// error here; a configuration that can never work is.
     pub fn connect(&self) -> Result<Pool> {
         let config = self.postgres_config()?;
-        let manager = Manager::from_config(
+        // The password is set on each connection as it opens: a file is read again then.
+        let password = PasswordSource::new(self.password_file.as_deref(), self.password.as_deref())?;
+        let manager = Manager::from_connect(
             config,
-            NoTls,
+            Connector::new(password),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },

@@ -4,8 +4,10 @@
 mod batch;
 mod checked_tables;
 mod config;
+mod connector;
 mod ledger;
 mod metrics;
+mod password;
 mod pool;
 mod rows;
 mod statement;

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod database_access;
+pub mod deployment;
 pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;

@@ -1,5 +1,6 @@
 //! How the pool opens a connection: deadpool-postgres' `Connect` hook, so that each new connection
-//! takes the password as it is now (a rotated Secret) rather than as it was at start.
+//! takes the password and the TLS files as they are now (a rotated Secret, a renewed certificate)
+//! rather than as they were at start.
 
 use std::sync::Arc;
 
@@ -7,16 +8,21 @@ use deadpool_postgres::Connect;
 use futures::future::BoxFuture;
 use tokio::task::JoinHandle;
 
-use super::password::PasswordSource;
+use super::{
+    password::PasswordSource,
+    tls::{self, ReloadingTls, SslMode, TlsSettings},
+};
 
 pub struct Connector {
     password: Arc<PasswordSource>,
+    tls: Arc<TlsSettings>,
 }
 
 impl Connector {
-    pub fn new(password: PasswordSource) -> Self {
+    pub fn new(password: PasswordSource, tls: TlsSettings) -> Self {
         Connector {
             password: Arc::new(password),
+            tls: Arc::new(tls),
         }
     }
 }
@@ -29,8 +35,23 @@ impl Connect for Connector {
         if let Some(password) = self.password.current() {
             config.password(password);
         }
+        config.ssl_mode(self.tls.mode.negotiation());
+        let tls = ReloadingTls(self.tls.clone());
         Box::pin(async move {
-            let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+            let (client, connection) = match config.connect(tls.clone()).await {
+                Ok(opened) => opened,
+                // libpq's prefer: a TLS handshake that fails is tried again in plain text (tokio-postgres
+                // itself falls back only when the server declines TLS).
+                Err(error) if self.tls.mode == SslMode::Prefer && tls::rustls_failure(&error).is_some() => {
+                    tracing::warn!(
+                        error = %crate::error::postgres_message(&error),
+                        "TLS to PostgreSQL failed; sslmode prefer tries plain text"
+                    );
+                    config.ssl_mode(tokio_postgres::config::SslMode::Disable);
+                    config.connect(tls).await?
+                }
+                Err(error) => return Err(error),
+            };
             // The connection's own task, as deadpool's default hook runs it: its end (the server
             // closed it, a terminated backend) marks the client closed, and the pool then drops it
             // instead of handing it out again.

@@ -20,7 +20,7 @@ use serde_json::json;
 use support::{
     Backend,
     database_access::{ready_message, terminate_sessions},
-    deployment::{Deployed, NAMESPACE, both_replicas_ready, manager_pods},
+    deployment::{Deployed, NAMESPACE, both_replicas_ready, manager_restarts},
     postgres_writer::{rows, wait_reason, writer},
 };
 
@@ -56,7 +56,7 @@ async fn a_rotated_password_reaches_the_deployed_manager_without_a_restart(backe
     };
     create("before", "Ada").await;
     wait_reason(&writers, "before", "True/Synced", CONVERGED_WITHIN).await;
-    let restarts_before = restarts(client).await;
+    let restarts_before = manager_restarts(client).await;
 
     // The administrator's rotation: the role's password first, then the old sessions cut.
     let new_password: String = rand::random::<[u8; 16]>()
@@ -125,32 +125,12 @@ async fn a_rotated_password_reaches_the_deployed_manager_without_a_restart(backe
     students.sort();
     assert_eq!(students, [("Ada".to_string(), 31), ("Grace".into(), 30)]);
     assert_eq!(
-        restarts(client).await,
+        manager_restarts(client).await,
         restarts_before,
         "no manager pod restarted"
     );
 
     deployed.undeploy_leaves_nothing_behind(&[WORKLOADS]).await;
-}
-
-/// The manager pods' names and their containers' restart counts.
-async fn restarts(client: &kube::Client) -> Vec<(String, i32)> {
-    let mut pods: Vec<(String, i32)> = manager_pods(client)
-        .await
-        .unwrap_or_default()
-        .iter()
-        .map(|pod| {
-            let restarts = pod
-                .status
-                .iter()
-                .flat_map(|s| s.container_statuses.iter().flatten())
-                .map(|c| c.restart_count)
-                .sum();
-            (pod.metadata.name.clone().unwrap_or_default(), restarts)
-        })
-        .collect();
-    pods.sort();
-    pods
 }
 
 testenv::cluster_tier!(a_rotated_password_reaches_the_deployed_manager_without_a_restart);

@@ -14,7 +14,7 @@ use k8s_openapi::{
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use operator::db::throwaway::ThrowawayPostgres;
+use operator::db::throwaway::{ServerTls, ThrowawayPostgres};
 use serde_json::json;
 
 use super::{Backend, ControlPlane, eventually};
@@ -44,23 +44,27 @@ pub struct Deployed {
     pub dist: String,
     /// The database, outside the cluster on the node's address.
     pub pg: ThrowawayPostgres,
-    /// Its superuser, for the test's own SQL.
+    /// Its superuser over its Unix socket (no TLS needed, whatever the network rules), for the
+    /// test's own SQL.
     pub sql: tokio_postgres::Client,
     _home: tempfile::TempDir,
 }
 
 impl Deployed {
     /// Cleans up what an earlier run left (it stops at its first failure), namespaces `workloads`
-    /// included, starts the database, then plays the README's deploy steps. `before_deploy` runs
-    /// right before `make deploy`, after the database's Service and the README's `kubectl` steps
-    /// before it exist (a test's own Secret or ConfigMap, say).
+    /// included, starts the database, then plays the README's deploy steps.
     pub async fn as_the_readme_says(backend: Backend, workloads: &[&str]) -> Deployed {
-        Self::as_the_readme_says_with(backend, workloads, |_| async {}).await
+        Self::as_the_readme_says_with(backend, workloads, None, |_| async {}).await
     }
 
+    /// As [`Self::as_the_readme_says`], with a database that accepts only TLS with `tls`'s
+    /// certificate when one is given. `before_deploy` runs right before `make deploy`, once the
+    /// database's Service and the README's `kubectl` steps before it exist (for a test's own Secret
+    /// or ConfigMap, say).
     pub async fn as_the_readme_says_with<F, Fut>(
         backend: Backend,
         workloads: &[&str],
+        tls: Option<&ServerTls>,
         before_deploy: F,
     ) -> Deployed
     where
@@ -94,10 +98,17 @@ impl Deployed {
         }
 
         // A database outside the cluster, on the node's address, as a managed database would be.
-        let pg = ThrowawayPostgres::start_on(node_ip)
+        let pg = match tls {
+            Some(tls) => ThrowawayPostgres::start_tls_only_on(node_ip, tls).await,
+            None => ThrowawayPostgres::start_on(node_ip).await,
+        }
+        .expect("PostgreSQL starts");
+        let (sql, connection) = pg
+            .local_config()
+            .connect(tokio_postgres::NoTls)
             .await
-            .expect("PostgreSQL starts");
-        let sql = super::postgres_writer::connect(&pg).await;
+            .expect("the superuser over the Unix socket");
+        tokio::spawn(connection);
 
         let mut before_deploy = Some(before_deploy);
         for step in super::readme_deploy_steps() {
@@ -302,4 +313,24 @@ pub async fn both_replicas_ready(client: &kube::Client) -> Vec<Pod> {
         );
     }
     ready
+}
+
+/// The manager pods' names and their containers' restart counts: unchanged when nothing restarted.
+pub async fn manager_restarts(client: &kube::Client) -> Vec<(String, i32)> {
+    let mut pods: Vec<(String, i32)> = manager_pods(client)
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|pod| {
+            let restarts = pod
+                .status
+                .iter()
+                .flat_map(|s| s.container_statuses.iter().flatten())
+                .map(|c| c.restart_count)
+                .sum();
+            (pod.metadata.name.clone().unwrap_or_default(), restarts)
+        })
+        .collect();
+    pods.sort();
+    pods
 }

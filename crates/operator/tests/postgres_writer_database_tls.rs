@@ -277,6 +277,64 @@ async fn a_ca_file_replaced_on_disk_is_used_by_the_next_connection(backend: Back
     assert_eq!(manager.exit_within(Duration::ZERO).await, None, "never restarted");
 }
 
+/// A client certificate for `user`, signed by a CA of its own: (CA, certificate, key), PEM.
+fn client_certificate(user: &str) -> (String, String, String) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+        Issuer, KeyPair,
+    };
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut ca_params = CertificateParams::default();
+    ca_params.distinguished_name = DistinguishedName::new();
+    ca_params.distinguished_name.push(DnType::CommonName, "client CA");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).expect("client CA");
+    let issuer = Issuer::new(ca_params, ca_key);
+    let mut params = CertificateParams::default();
+    params.distinguished_name = DistinguishedName::new();
+    params.distinguished_name.push(DnType::CommonName, user);
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let key = KeyPair::generate().expect("client key");
+    let certificate = params.signed_by(&key, &issuer).expect("client certificate");
+    (ca.pem(), certificate.pem(), key.serialize_pem())
+}
+
+async fn a_client_certificate_logs_in_where_pg_hba_asks_for_one(backend: Backend) {
+    let w = world(backend, "pgw-tls-client-cert").await;
+    let (client_ca, certificate, key) = client_certificate("writer");
+    w.pg.require_client_certificates(&client_ca)
+        .expect("client certificates required");
+    w.pg.reload().await.expect("PostgreSQL reloads");
+    let certificate_file = w.scene.dir().join("client.crt");
+    let key_file = w.scene.dir().join("client.key");
+    std::fs::write(&certificate_file, certificate).expect("certificate file");
+    std::fs::write(&key_file, key).expect("key file");
+    let no_password = format!(
+        "postgres://writer@localhost:{}/postgres?sslmode=verify-full&sslrootcert={}",
+        w.pg.port(),
+        path(&w.ca_file)
+    );
+
+    let manager = w.manager(&[], &[("DATABASE_URL", &no_password)]);
+    let message = w.refused("ada").await;
+    assert!(
+        message.contains("requires a valid client certificate"),
+        "the server asks for one: {message}"
+    );
+    drop(manager);
+
+    let _manager = w.manager(
+        &[
+            "--db-sslcert",
+            path(&certificate_file),
+            "--db-sslkey",
+            path(&key_file),
+        ],
+        &[("DATABASE_URL", &no_password)],
+    );
+    w.converges("grace", SHORT).await;
+}
+
 testenv::each_control_plane!(
     verify_full_connects_to_the_name_on_the_certificate,
     require_connects_without_a_ca_and_prefer_chooses_tls,
@@ -285,4 +343,5 @@ testenv::each_control_plane!(
     a_certificate_from_another_ca_is_refused_as_the_wrong_ca,
     a_host_name_the_certificate_does_not_hold_is_refused_but_verify_ca_connects,
     a_ca_file_replaced_on_disk_is_used_by_the_next_connection,
+    a_client_certificate_logs_in_where_pg_hba_asks_for_one,
 );

@@ -202,6 +202,23 @@ impl ThrowawayPostgres {
         Ok(())
     }
 
+    /// Makes a TLS-only cluster ask for a client certificate signed by `ca_pem` (PEM) and log in
+    /// whoever its common name names, with no password (pg_hba's `cert` method), from the next
+    /// connection on: [`Self::reload`] applies it.
+    pub fn require_client_certificates(&self, ca_pem: &str) -> Result<()> {
+        use std::io::Write;
+        let data = self.dir.path().join("data");
+        std::fs::write(data.join("client-ca.crt"), ca_pem)?;
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))?;
+        writeln!(conf, "ssl_ca_file = 'client-ca.crt'")?;
+        let hba = data.join("pg_hba.conf");
+        let rules = std::fs::read_to_string(&hba)?;
+        std::fs::write(&hba, format!("hostssl all all all cert\n{rules}"))?;
+        Ok(())
+    }
+
     /// Makes the running server read its configuration and certificate files again.
     pub async fn reload(&self) -> Result<()> {
         self.run("pg_ctl", &["-D", &self.data_dir(), "reload"]).await

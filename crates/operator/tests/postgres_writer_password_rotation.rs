@@ -18,6 +18,10 @@ use support::{
 
 const SHORT: Duration = Duration::from_secs(15);
 
+/// How long the password file lags behind the rotation in this test: long enough for the retries'
+/// back-off (5 ms, doubled at each failure) to reach its cap.
+const OUTAGE: Duration = Duration::from_secs(60);
+
 /// How soon a PostgresWriter that failed is Ready after the password file holds the right password:
 /// its next retry, at most the back-off's cap (30 s) after its last failure, and that retry's one
 /// database step (--db-connect-timeout 5 s + --db-statement-timeout 10 s).
@@ -103,13 +107,28 @@ async fn a_rotated_password_is_used_by_new_connections_without_a_restart(backend
         "the condition says why: {message}"
     );
 
+    // The file lags (the kubelet refreshes a Secret's volume a minute or two after its update): the
+    // retries back off to their cap meanwhile, the worst case for how soon the change is noticed.
+    let refused_at = Instant::now();
+    eventually("the refusals to last a minute", OUTAGE + SHORT, || async {
+        let writer = api.get("after").await.ok()?;
+        assert_eq!(
+            ready_reason(&writer).as_deref(),
+            Some("False/DatabaseUnavailable"),
+            "refused while the file holds the old password"
+        );
+        (refused_at.elapsed() >= OUTAGE).then_some(())
+    })
+    .await;
+
     // The Secret's new content reaches the file: the next connection uses it.
     let replaced = Instant::now();
     replace_file(&password_file, format!("{new_password}\n").as_bytes());
     wait_reason(&api, "after", "True/Synced", READY_AFTER_THE_FILE_CHANGES).await;
     println!(
-        "PostgresWriter Ready {:.1} s after the password file changed",
-        replaced.elapsed().as_secs_f64()
+        "PostgresWriter Ready {:.1} s after the password file changed (refused for {:.0} s before)",
+        replaced.elapsed().as_secs_f64(),
+        (replaced - refused_at).as_secs_f64()
     );
     let mut expected = vec![
         (id("after"), "grace".to_string(), 40, "chile".to_string()),

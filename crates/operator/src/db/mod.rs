@@ -10,6 +10,7 @@ mod metrics;
 mod password;
 mod pool;
 mod rows;
+mod server_verifiers;
 mod statement;
 mod table_creation;
 mod table_name;

@@ -113,11 +113,7 @@ fn manager_pods() -> ListParams {
 
 /// The restarts of the manager containers in `pods`, added up.
 fn container_restarts(pods: &[Pod]) -> i32 {
-    pods.iter()
-        .filter_map(|p| p.status.as_ref()?.container_statuses.as_ref())
-        .flatten()
-        .map(|c| c.restart_count)
-        .sum()
+    pods.iter().map(support::deployment::container_restarts).sum()
 }
 
 testenv::cluster_tier!(the_deployed_operator_rides_out_a_leader_drain_and_an_api_server_restart);

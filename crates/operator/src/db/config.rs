@@ -3,11 +3,15 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod, Runtime};
-use tokio_postgres::{NoTls, config::SslMode};
-
-use super::Pool;
+use super::{
+    Pool,
+    connector::Connector,
+    password::PasswordSource,
+    tls::{SslMode, TlsSettings},
+    url_tls::{UrlTls, split_tls},
+};
 use crate::{Error, Result};
+use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod, Runtime};
 
 const DEFAULT_HOST: &str = "localhost";
 const DEFAULT_PORT: u16 = 5432;
@@ -16,8 +20,8 @@ const DEFAULT_USER: &str = "postgres";
 
 #[derive(clap::Args, Clone, Default)]
 pub struct DatabaseConfig {
-    /// Full connection string; overrides the PSQL_* settings. It may hold a password: --help hides its
-    /// value.
+    /// Full connection string; overrides the PSQL_* settings, the TLS ones included (sslmode,
+    /// sslrootcert, sslcert, sslkey). It may hold a password: --help hides its value.
     #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
     pub url: Option<String>,
     /// [default: localhost]
@@ -34,12 +38,26 @@ pub struct DatabaseConfig {
     pub user: Option<String>,
     #[arg(long = "psql-password", env = "PSQL_PASSWORD", hide_env_values = true)]
     pub password: Option<String>,
-    /// A file holding the password (a mounted Secret); wins over PSQL_PASSWORD.
+    /// A file holding the password (a mounted Secret); wins over PSQL_PASSWORD. Read again for each
+    /// new connection, so that a rotated password is used without a restart.
     #[arg(long = "psql-password-file", env = "PSQL_PASSWORD_FILE")]
     pub password_file: Option<PathBuf>,
-    /// `disable` or `prefer` (this build has no TLS connector, so `prefer` connects in plain text).
-    #[arg(long = "db-sslmode", env = "PSQL_SSLMODE", default_value = "prefer")]
-    pub sslmode: String,
+    /// libpq's sslmode: disable, prefer (TLS when the server offers it), require (TLS; the server's
+    /// certificate checked only against --db-sslrootcert, when given), verify-ca (signed by a CA of
+    /// --db-sslrootcert), verify-full (and naming the host) [default: prefer]
+    #[arg(long = "db-sslmode", env = "PSQL_SSLMODE", value_parser = parse_sslmode)]
+    pub sslmode: Option<SslMode>,
+    /// PEM file of the CAs that sign the server's certificate (a mounted Secret or ConfigMap); read
+    /// again for each new connection, so that a renewed CA needs no restart.
+    #[arg(long = "db-sslrootcert", env = "PSQL_SSLROOTCERT")]
+    pub sslrootcert: Option<PathBuf>,
+    /// PEM file of a client certificate (and its chain), for pg_hba's `cert` method or `clientcert`;
+    /// needs --db-sslkey. Read again for each new connection.
+    #[arg(long = "db-sslcert", env = "PSQL_SSLCERT")]
+    pub sslcert: Option<PathBuf>,
+    /// PEM file of the client certificate's key.
+    #[arg(long = "db-sslkey", env = "PSQL_SSLKEY")]
+    pub sslkey: Option<PathBuf>,
     #[arg(long = "db-pool-size", env = "DB_POOL_SIZE", default_value_t = 8)]
     pub pool_size: usize,
     /// Seconds to wait for a connection (to open one, or for a free one in the pool).
@@ -56,6 +74,23 @@ pub struct DatabaseConfig {
     /// connections whose server or network went away without closing them.
     #[arg(long = "db-keepalive", env = "DB_KEEPALIVE", default_value_t = 10, value_parser = at_least_a_second)]
     pub keepalive_seconds: u64,
+}
+
+fn parse_sslmode(text: &str) -> std::result::Result<SslMode, String> {
+    text.parse().map_err(|error| match error {
+        Error::Config(message) => message,
+        other => other.to_string(),
+    })
+}
+
+/// A connection string as tokio-postgres reads it, once the TLS settings it does not know are taken
+/// out; those come back beside it.
+pub fn parse_connection_string(url: &str) -> Result<(tokio_postgres::Config, UrlTls)> {
+    let (rest, tls) = split_tls(url)?;
+    let config = rest
+        .parse::<tokio_postgres::Config>()
+        .map_err(|e| Error::Config(format!("DATABASE_URL is not a valid connection string: {e}")))?;
+    Ok((config, tls))
 }
 
 fn at_least_a_second(text: &str) -> std::result::Result<u64, String> {
@@ -75,6 +110,9 @@ impl std::fmt::Debug for DatabaseConfig {
             .field("dbname", &self.dbname)
             .field("user", &self.user)
             .field("sslmode", &self.sslmode)
+            .field("sslrootcert", &self.sslrootcert)
+            .field("sslcert", &self.sslcert)
+            .field("sslkey", &self.sslkey)
             .field("pool_size", &self.pool_size)
             .field("connect_timeout_seconds", &self.connect_timeout_seconds)
             .field("statement_timeout_seconds", &self.statement_timeout_seconds)
@@ -88,7 +126,6 @@ impl DatabaseConfig {
     pub fn from_url(url: &str) -> Self {
         DatabaseConfig {
             url: Some(url.to_owned()),
-            sslmode: "prefer".into(),
             pool_size: 8,
             connect_timeout_seconds: 5,
             statement_timeout_seconds: 10,
@@ -130,11 +167,10 @@ impl DatabaseConfig {
         Duration::from_secs(self.connect_timeout_seconds.max(1) + self.statement_timeout_seconds.max(1))
     }
 
-    fn postgres_config(&self) -> Result<tokio_postgres::Config> {
-        let mut config = match &self.url {
-            Some(url) => url
-                .parse::<tokio_postgres::Config>()
-                .map_err(|e| Error::Config(format!("DATABASE_URL is not a valid connection string: {e}")))?,
+    /// The connection settings but the password (set as each connection opens), and TLS's.
+    fn postgres_config(&self) -> Result<(tokio_postgres::Config, TlsSettings)> {
+        let (mut config, in_url) = match &self.url {
+            Some(url) => parse_connection_string(url)?,
             None => {
                 let mut config = tokio_postgres::Config::new();
                 config
@@ -142,26 +178,17 @@ impl DatabaseConfig {
                     .port(self.port())
                     .dbname(self.dbname())
                     .user(self.user());
-                config
+                (config, UrlTls::default())
             }
         };
-        if let Some(path) = &self.password_file {
-            let password = std::fs::read_to_string(path).map_err(|e| {
-                Error::Config(format!("cannot read the password file {}: {e}", path.display()))
-            })?;
-            config.password(password.trim_end_matches(['\n', '\r']));
-        } else if let Some(password) = &self.password {
-            config.password(password);
-        }
-        match self.sslmode.as_str() {
-            "disable" => config.ssl_mode(SslMode::Disable),
-            "prefer" => config.ssl_mode(SslMode::Prefer),
-            other => {
-                return Err(Error::Config(format!(
-                    "sslmode {other:?} is not supported by this build (no TLS connector): use disable or prefer"
-                )));
-            }
+        let tls = TlsSettings {
+            mode: in_url.mode.or(self.sslmode).unwrap_or_default(),
+            root_cert: in_url.root_cert.or_else(|| self.sslrootcert.clone()),
+            client_cert: in_url.client_cert.or_else(|| self.sslcert.clone()),
+            client_key: in_url.client_key.or_else(|| self.sslkey.clone()),
         };
+        tls.check()?;
+        config.ssl_mode(tls.mode.negotiation());
         let connect = Duration::from_secs(self.connect_timeout_seconds.max(1));
         let keepalive = Duration::from_secs(self.keepalive_seconds.max(1));
         // Each batch statement is prepared once per connection, usually while its table is still
@@ -187,16 +214,19 @@ impl DatabaseConfig {
             .keepalives_interval((keepalive / 3).max(Duration::from_secs(1)))
             .keepalives_retries(3)
             .tcp_user_timeout(keepalive * 3);
-        Ok(config)
+        Ok((config, tls))
     }
 
     /// The process's pool. Connections are made on demand, so a database that is down now is not an
     /// error here; a configuration that can never work is.
     pub fn connect(&self) -> Result<Pool> {
-        let config = self.postgres_config()?;
-        let manager = Manager::from_config(
+        let (config, tls) = self.postgres_config()?;
+        // The password and the TLS files are read as each connection opens: a rotated password or a
+        // renewed certificate is used from the next connection on.
+        let password = PasswordSource::new(self.password_file.as_deref(), self.password.as_deref())?;
+        let manager = Manager::from_connect(
             config,
-            NoTls,
+            Connector::new(password, tls),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -231,11 +261,11 @@ mod tests {
     fn unusable_settings_are_one_clear_configuration_error() {
         let bad_url = DatabaseConfig::from_url("postgres://host:notaport/db");
         assert!(matches!(bad_url.connect(), Err(Error::Config(m)) if m.contains("DATABASE_URL")));
-        let require = DatabaseConfig {
-            sslmode: "require".into(),
+        let unverifiable = DatabaseConfig {
+            sslmode: Some(SslMode::VerifyFull),
             ..DatabaseConfig::from_url("postgres://h/db")
         };
-        assert!(matches!(require.connect(), Err(Error::Config(m)) if m.contains("sslmode")));
+        assert!(matches!(unverifiable.connect(), Err(Error::Config(m)) if m.contains("sslrootcert")));
         let missing_file = DatabaseConfig {
             password_file: Some("/nonexistent/pw".into()),
             ..DatabaseConfig::from_url("postgres://h/db")
@@ -250,7 +280,7 @@ mod tests {
             keepalive_seconds: 9,
             ..DatabaseConfig::from_url("postgres://h/db?options=-c%20search_path%3Dapp")
         };
-        let pg = config.postgres_config().unwrap();
+        let (pg, _) = config.postgres_config().unwrap();
         assert_eq!(
             pg.get_options(),
             Some("-c plan_cache_mode=force_custom_plan -c search_path=app -c statement_timeout=7s")
@@ -261,6 +291,38 @@ mod tests {
         assert_eq!(pg.get_tcp_user_timeout(), Some(&Duration::from_secs(27)));
         assert_eq!(pg.get_connect_timeout(), Some(&Duration::from_secs(5)));
         assert_eq!(config.step_timeout(), Duration::from_secs(12));
+    }
+
+    #[test]
+    fn tls_settings_in_the_url_win_over_the_flags_and_prefer_is_the_default() {
+        let (_, tls) = DatabaseConfig::from_url("postgres://h/db")
+            .postgres_config()
+            .unwrap();
+        assert_eq!(tls.mode, SslMode::Prefer, "libpq's default");
+        let flags = DatabaseConfig {
+            sslmode: Some(SslMode::Require),
+            sslrootcert: Some("/flag/ca.crt".into()),
+            ..DatabaseConfig::from_url("postgres://h/db?sslmode=disable")
+        };
+        let (pg, tls) = flags.postgres_config().unwrap();
+        assert_eq!(tls.mode, SslMode::Disable, "the URL's sslmode wins");
+        assert_eq!(pg.get_ssl_mode(), tokio_postgres::config::SslMode::Disable);
+        assert_eq!(
+            tls.root_cert,
+            Some("/flag/ca.crt".into()),
+            "the flag fills what the URL leaves"
+        );
+        let psql = DatabaseConfig {
+            sslmode: Some(SslMode::Require),
+            ..Default::default()
+        };
+        let (pg, tls) = psql.postgres_config().unwrap();
+        assert_eq!(
+            (tls.mode, pg.get_ssl_mode()),
+            (SslMode::Require, tokio_postgres::config::SslMode::Require)
+        );
+        assert_eq!(parse_sslmode("verify-ca"), Ok(SslMode::VerifyCa));
+        assert!(parse_sslmode("full").unwrap_err().starts_with("sslmode \"full\""));
     }
 
     #[test]

@@ -37,9 +37,7 @@ impl Pool {
         match tokio::time::timeout(self.step_timeout, self.inner.get()).await {
             Ok(client) => client.map_err(|e| match e {
                 // Connecting failed: say what PostgreSQL said (a refused password, say).
-                deadpool_postgres::PoolError::Backend(e) => {
-                    Error::DatabaseUnavailable(crate::error::postgres_message(&e))
-                }
+                deadpool_postgres::PoolError::Backend(e) => Error::DatabaseUnavailable(connect_failure(&e)),
                 other => Error::DatabaseUnavailable(other.to_string()),
             }),
             Err(_) => Err(self.no_answer()),
@@ -71,6 +69,19 @@ impl Pool {
 
     fn no_answer(&self) -> Error {
         Abandoned(self.step_timeout).into()
+    }
+}
+
+/// Why a connection could not be opened: PostgreSQL's own words, and for TLS, which check refused
+/// the server (a wrong CA, a host name the certificate does not hold) before rustls' words.
+fn connect_failure(error: &tokio_postgres::Error) -> String {
+    let message = crate::error::postgres_message(error);
+    match super::tls::rustls_failure(error) {
+        Some(failure) => format!(
+            "TLS to PostgreSQL failed, {}: {message}",
+            super::tls::explain(failure)
+        ),
+        None => message,
     }
 }
 

@@ -13,6 +13,12 @@ use std::{
 
 use crate::{Error, Result};
 
+/// The certificate chain (PEM, the server's first) and key (PEM) a TLS-only cluster serves.
+pub struct ServerTls {
+    pub certificate_pem: String,
+    pub key_pem: String,
+}
+
 pub struct ThrowawayPostgres {
     dir: tempfile::TempDir,
     bin: PathBuf,
@@ -81,6 +87,18 @@ impl ThrowawayPostgres {
     /// Creates and starts a cluster listening on `address`, reachable with the password from the
     /// networks the machine has an address on (a test cluster's pods, say).
     pub async fn start_on(address: std::net::IpAddr) -> Result<ThrowawayPostgres> {
+        Self::start_with(address, None).await
+    }
+
+    /// Creates and starts a cluster on `address` that accepts only TLS over the network (`hostssl`
+    /// rules; plain-text attempts are rejected by a `hostnossl ... reject` rule), serving the
+    /// certificate `tls` (PEM certificate chain and key). Its Unix socket, in [`Self::path`], stays
+    /// open to the local superuser without TLS: see [`Self::local_config`].
+    pub async fn start_tls_only_on(address: std::net::IpAddr, tls: &ServerTls) -> Result<ThrowawayPostgres> {
+        Self::start_with(address, Some(tls)).await
+    }
+
+    async fn start_with(address: std::net::IpAddr, tls: Option<&ServerTls>) -> Result<ThrowawayPostgres> {
         let bin = find_bin_dir().ok_or_else(|| {
             Error::Config(
                 "PostgreSQL server binaries not found: install them with `apt-get install postgresql`".into(),
@@ -140,8 +158,82 @@ impl ThrowawayPostgres {
                 .open(postgres.dir.path().join("data/pg_hba.conf"))?;
             writeln!(hba, "host all all samenet scram-sha-256")?;
         }
+        if let Some(tls) = tls {
+            postgres.serve_tls_only(tls)?;
+        }
         postgres.start_server().await?;
         Ok(postgres)
+    }
+
+    /// Turns TLS on with `tls`'s certificate, and refuses every network connection without it: the
+    /// first rule of pg_hba.conf (the first that matches wins) rejects plain text, the `host` rules
+    /// after it then match only TLS connections.
+    fn serve_tls_only(&self, tls: &ServerTls) -> Result<()> {
+        use std::io::Write;
+        let data = self.dir.path().join("data");
+        self.replace_server_certificate(tls)?;
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))?;
+        writeln!(
+            conf,
+            "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'"
+        )?;
+        let hba = data.join("pg_hba.conf");
+        let rules = std::fs::read_to_string(&hba)?;
+        std::fs::write(&hba, format!("hostnossl all all all reject\n{rules}"))?;
+        Ok(())
+    }
+
+    /// Writes `tls` as the server's certificate and key; a running server serves it to new
+    /// connections after [`Self::reload`].
+    pub fn replace_server_certificate(&self, tls: &ServerTls) -> Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let data = self.dir.path().join("data");
+        for (name, content) in [("server.crt", &tls.certificate_pem), ("server.key", &tls.key_pem)] {
+            let path = data.join(name);
+            std::fs::write(&path, content)?;
+            // PostgreSQL refuses a key that others may read.
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+            if let Some((uid, gid)) = self.user {
+                std::os::unix::fs::chown(&path, Some(uid), Some(gid))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes a TLS-only cluster ask for a client certificate signed by `ca_pem` (PEM) and log in
+    /// whoever its common name names, with no password (pg_hba's `cert` method), from the next
+    /// connection on: [`Self::reload`] applies it.
+    pub fn require_client_certificates(&self, ca_pem: &str) -> Result<()> {
+        use std::io::Write;
+        let data = self.dir.path().join("data");
+        std::fs::write(data.join("client-ca.crt"), ca_pem)?;
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))?;
+        writeln!(conf, "ssl_ca_file = 'client-ca.crt'")?;
+        let hba = data.join("pg_hba.conf");
+        let rules = std::fs::read_to_string(&hba)?;
+        std::fs::write(&hba, format!("hostssl all all all cert\n{rules}"))?;
+        Ok(())
+    }
+
+    /// Makes the running server read its configuration and certificate files again.
+    pub async fn reload(&self) -> Result<()> {
+        self.run("pg_ctl", &["-D", &self.data_dir(), "reload"]).await
+    }
+
+    /// The superuser over the server's Unix socket, which needs neither password nor TLS: the tests'
+    /// own way in, whatever the network rules say.
+    pub fn local_config(&self) -> tokio_postgres::Config {
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host_path(self.dir.path())
+            .port(self.port)
+            .user(USER)
+            .dbname("postgres");
+        config
     }
 
     fn data_dir(&self) -> String {

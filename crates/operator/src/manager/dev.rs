@@ -193,9 +193,7 @@ fn location(config: &DatabaseConfig) -> Result<String> {
             config.dbname()
         ));
     };
-    let parsed: tokio_postgres::Config = url
-        .parse()
-        .map_err(|e| Error::Config(format!("DATABASE_URL is not a valid connection string: {e}")))?;
+    let (parsed, _tls) = crate::db::parse_connection_string(url)?;
     let host = match parsed.get_hosts().first() {
         Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
         Some(tokio_postgres::config::Host::Unix(path)) => path.display().to_string(),

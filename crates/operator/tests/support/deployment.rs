@@ -20,7 +20,10 @@ use kube::{
     Api, ResourceExt,
     api::{DeleteParams, ListParams, PostParams},
 };
-use operator::{api::postgres_writer::PostgresWriter, db::throwaway::ThrowawayPostgres};
+use operator::{
+    api::postgres_writer::PostgresWriter,
+    db::throwaway::{ServerTls, ThrowawayPostgres},
+};
 use serde_json::json;
 
 use super::{Backend, ControlPlane, eventually};
@@ -63,15 +66,41 @@ pub struct Deployed {
     /// Where the test's own resources live.
     pub workloads: String,
     pub node_ip: IpAddr,
+    /// The database, outside the cluster on the node's address.
     pub pg: ThrowawayPostgres,
+    /// Its superuser over its Unix socket (no TLS needed, whatever the server's rules), for the
+    /// test's own SQL.
     pub sql: tokio_postgres::Client,
     _home: tempfile::TempDir,
+}
+
+/// What a test may prepare right before `make deploy` (a Secret of its own, say).
+pub struct BeforeDeploy {
+    pub client: kube::Client,
+    pub kubeconfig: PathBuf,
+    pub node_ip: IpAddr,
 }
 
 impl Deployed {
     /// Cleans up what an earlier run left (it stops at its first failure), starts PostgreSQL on the
     /// node's address, plays the README's deploy steps and waits for both replicas to be Ready.
     pub async fn up(backend: Backend, workloads: &str) -> Self {
+        Self::up_with(backend, workloads, None, |_| async {}).await
+    }
+
+    /// As [`Self::up`], with a database that accepts only TLS with `tls`'s certificate when one is
+    /// given, and `before_deploy` run right before `make deploy`, once the database's Service and the
+    /// README's `kubectl` steps before it exist.
+    pub async fn up_with<F, Fut>(
+        backend: Backend,
+        workloads: &str,
+        tls: Option<&ServerTls>,
+        before_deploy: F,
+    ) -> Self
+    where
+        F: FnOnce(BeforeDeploy) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
         let plane = ControlPlane::start(backend).await.expect("the cluster runs");
         let client = plane.client();
         let home = tempfile::tempdir().unwrap();
@@ -97,10 +126,17 @@ impl Deployed {
             .await;
         }
 
-        let pg = ThrowawayPostgres::start_on(node_ip)
+        let pg = match tls {
+            Some(tls) => ThrowawayPostgres::start_tls_only_on(node_ip, tls).await,
+            None => ThrowawayPostgres::start_on(node_ip).await,
+        }
+        .expect("PostgreSQL starts");
+        let (sql, connection) = pg
+            .local_config()
+            .connect(tokio_postgres::NoTls)
             .await
-            .expect("PostgreSQL starts");
-        let sql = super::postgres_writer::connect(&pg).await;
+            .expect("the superuser over the Unix socket");
+        tokio::spawn(connection);
         let deployed = Deployed {
             plane,
             client,
@@ -112,15 +148,20 @@ impl Deployed {
             sql,
             _home: home,
         };
-        deployed.play_readme_steps().await;
+        deployed.play_readme_steps(before_deploy).await;
         deployed.replicas_ready(2).await;
         ensure_namespace(&deployed.client, workloads).await;
         deployed
     }
 
     /// The README's steps, for real.
-    async fn play_readme_steps(&self) {
+    async fn play_readme_steps<F, Fut>(&self, before_deploy: F)
+    where
+        F: FnOnce(BeforeDeploy) -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
         let image = operator_image();
+        let mut before_deploy = Some(before_deploy);
         for step in &super::readme_deploy_steps() {
             let words: Vec<&str> = step.split_whitespace().collect();
             match words.as_slice() {
@@ -132,6 +173,14 @@ impl Deployed {
                     // What the README says the manager reaches: a Service named postgres in its
                     // namespace.
                     database_service(&self.client, self.node_ip, self.pg.port()).await;
+                    if let Some(before_deploy) = before_deploy.take() {
+                        before_deploy(BeforeDeploy {
+                            client: self.client.clone(),
+                            kubeconfig: self.kubeconfig.clone(),
+                            node_ip: self.node_ip,
+                        })
+                        .await;
+                    }
                     self.make(&["deploy", &format!("IMG={image}")]);
                 }
                 ["kubectl", args @ ..] => {
@@ -256,6 +305,31 @@ impl Deployed {
         }
         let _ = namespaces.delete(&self.workloads, &DeleteParams::default()).await;
     }
+}
+
+/// The manager pods' names and their containers' restart counts: unchanged when nothing restarted.
+pub async fn manager_restarts(client: &kube::Client) -> Vec<(String, i32)> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let listed = pods
+        .list(&ListParams::default().labels(MANAGER_SELECTOR))
+        .await
+        .map(|l| live_pods(l.items))
+        .unwrap_or_default();
+    let mut restarts: Vec<(String, i32)> = listed
+        .iter()
+        .map(|pod| (pod.name_any(), container_restarts(pod)))
+        .collect();
+    restarts.sort();
+    restarts
+}
+
+/// The restarts of `pod`'s containers, added up.
+pub fn container_restarts(pod: &Pod) -> i32 {
+    pod.status
+        .iter()
+        .flat_map(|s| s.container_statuses.iter().flatten())
+        .map(|c| c.restart_count)
+        .sum()
 }
 
 /// Whether the Lease holder identity `holder` is pod `pod`'s (the manager names itself `<pod>-<id>`).

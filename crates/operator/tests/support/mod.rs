@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod database_access;
 pub mod deployment;
 pub mod helm;
 pub mod kubelet;

@@ -42,6 +42,8 @@ mod database;
 mod events;
 #[path = "convergence/operators.rs"]
 mod operators;
+#[path = "support/process.rs"]
+mod process;
 mod support;
 
 /// The embedded API server runs in this process under jemalloc, the allocator of the binaries that

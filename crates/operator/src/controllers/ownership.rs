@@ -3,8 +3,28 @@
 //! reached yet) is never taken over: applying to it would merge our controller reference into it, and
 //! deleting the owner would then collect an object the user made.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::{Resource, ResourceExt};
+use kube::{Resource, ResourceExt, runtime::watcher};
+
+/// The label every child of ours carries, its value the name of the controller that made it
+/// (`vote-config`, `web-app`): Kubernetes' recommended label for the tool that manages an object. Each
+/// controller watches only the objects carrying it with its own name ([`children_of`]), so its caches
+/// hold its children, never the cluster's other Deployments, Services, Pods or ConfigMaps, whatever
+/// labels those carry. It selects what the watches see; what is ours is still decided by the owner
+/// reference ([`controlled_by`]), so a stranger's object given the label is cached, never taken over.
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+
+/// The [`MANAGED_BY`] label of the children controller `controller` makes.
+pub fn managed_by(controller: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([(MANAGED_BY.to_owned(), controller.to_owned())])
+}
+
+/// The watch of the children (and, for WebApp, the pods) that controller `controller` made.
+pub fn children_of(controller: &str) -> watcher::Config {
+    watcher::Config::default().labels(&format!("{MANAGED_BY}={controller}"))
+}
 
 /// The owner references a child of `owner` carries: `owner` as its controller, also holding the owner's
 /// foreground deletion until the child is gone, as controller-runtime's SetControllerReference does.
@@ -70,6 +90,15 @@ mod tests {
             !controlled_by(&config_map("", Some(true)), &ConfigMap::default()),
             "no uid yet"
         );
+    }
+
+    #[test]
+    fn a_controllers_watch_selects_the_managed_by_label_with_its_name() {
+        assert_eq!(
+            children_of("web-app").label_selector.as_deref(),
+            Some("app.kubernetes.io/managed-by=web-app")
+        );
+        assert_eq!(managed_by("web-app")[MANAGED_BY], "web-app");
     }
 
     #[test]

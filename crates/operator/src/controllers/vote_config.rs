@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::ObjectMeta};
 use kube::{
     Resource, ResourceExt,
-    runtime::{controller::Action, events::EventType, watcher},
+    runtime::{controller::Action, events::EventType},
 };
 
 use super::{
     conditions::{find_ready, now_rfc3339, ready_condition},
     drift::holds_all,
-    ownership::{controlled_by, controller_reference, not_owned_message},
+    ownership::{children_of, controlled_by, controller_reference, managed_by, not_owned_message},
 };
 use crate::{
     Error, Result,
@@ -24,14 +24,13 @@ use crate::{
 pub const NAME: &str = "vote-config";
 const DATA_KEY: &str = "options.txt";
 const QUESTION_KEY: &str = "question.txt";
-/// The label every ConfigMap of ours carries; the controller's cache holds only ConfigMaps with it.
-const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "vote-config");
 
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext) -> Result<()> {
     let mut watches = Watches::new(&ctx);
-    let (label, value) = MANAGED_BY;
-    let config_maps = watches.owns(watcher::Config::default().labels(&format!("{label}={value}")));
+    // Only ConfigMaps labelled `app.kubernetes.io/managed-by=vote-config`, which every ConfigMap of
+    // ours has carried since the first release: the cache holds ours, not the cluster's.
+    let config_maps = watches.owns(children_of(NAME));
     crate::runtime::run_with(ctx, VoteConfigs { config_maps }, watches).await
 }
 
@@ -68,10 +67,7 @@ pub fn desired_config_map(vote_config: &VoteConfig) -> ConfigMap {
         metadata: ObjectMeta {
             name: Some(config_map_name(vote_config)),
             namespace: vote_config.namespace(),
-            labels: Some(BTreeMap::from([(
-                MANAGED_BY.0.to_owned(),
-                MANAGED_BY.1.to_owned(),
-            )])),
+            labels: Some(managed_by(NAME)),
             owner_references: controller_reference(vote_config),
             ..Default::default()
         },

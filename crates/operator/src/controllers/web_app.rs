@@ -1,5 +1,8 @@
 //! WebApp: image, replicas and port become a Deployment and a Service named after the WebApp, owned by
 //! it and selecting `app=<name>`; drift is repaired, and status.phase follows the Deployment's readiness.
+//! The Deployment, the Service and the pods carry `app.kubernetes.io/managed-by=web-app` too, and the
+//! controller watches only what carries that label: its memory grows with the WebApps, not with the
+//! cluster's other workloads (most of which carry an `app` label).
 //! Deletion needs no operator: the owner references let the API server's garbage collector delete the
 //! children, so no finalizer holds a WebApp (the one earlier versions added is removed on sight).
 //! While fewer replicas are ready than asked, the pods are looked at too: a container that cannot
@@ -12,7 +15,8 @@ use k8s_openapi::{
     api::{
         apps::v1::{Deployment, DeploymentSpec},
         core::v1::{
-            Container, ContainerPort, Pod, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
+            Container, ContainerPort, ContainerStatus, Pod, PodSpec, PodStatus, PodTemplateSpec, Service,
+            ServicePort, ServiceSpec,
         },
     },
     apimachinery::pkg::{
@@ -23,14 +27,14 @@ use k8s_openapi::{
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::{controller::Action, events::EventType, reflector::ObjectRef, watcher},
+    runtime::{controller::Action, events::EventType, reflector::ObjectRef},
 };
 use serde_json::json;
 
 use super::{
     conditions::{find_ready, ready_condition},
     drift::holds_all,
-    ownership::{controlled_by, controller_reference, not_owned_message},
+    ownership::{children_of, controlled_by, controller_reference, managed_by, not_owned_message},
 };
 use crate::{
     Error, Result,
@@ -46,15 +50,16 @@ const PORT_NAME: &str = "http";
 /// Runs the controller until shutdown.
 pub async fn run(ctx: ControllerContext) -> Result<()> {
     let mut watches = Watches::new(&ctx);
-    // Only objects with an `app` label, the one a WebApp's children and pods carry, are watched and
-    // cached: a same-named child without it is someone else's, found when a reconcile looks it up.
-    let with_app_label = || watcher::Config::default().labels(APP_LABEL);
+    // Only objects labelled managed-by=web-app are watched and cached (see ownership::MANAGED_BY). A
+    // same-named child without the label, someone else's or one an earlier version made, is found
+    // when a reconcile looks it up: ours is labelled then (adopted), someone else's refused.
     let web_apps = WebApps {
-        deployments: watches.owns(with_app_label()),
-        services: watches.owns(with_app_label()),
+        deployments: watches.owns(children_of(NAME)),
+        services: watches.owns(children_of(NAME)),
         // A pod's container that cannot start changes no Deployment field until its progress
-        // deadline (ten minutes): the pods themselves tell at once.
-        pods: watches.watches(with_app_label(), |pod: Pod| {
+        // deadline (ten minutes): the pods themselves tell at once. Their cache keeps only what
+        // that needs (see `as_cached`).
+        pods: watches.watches_trimmed(children_of(NAME), as_cached, |pod: Pod| {
             let name = pod.labels().get(APP_LABEL)?.clone();
             Some(ObjectRef::new(&name).within(&pod.namespace()?))
         }),
@@ -84,16 +89,26 @@ impl Reconciler for WebApps {
     }
 }
 
-/// The label our children and pods carry, whose value is the WebApp's name.
+/// The label our children and pods carry, whose value is the WebApp's name: what the Deployment and
+/// the Service select pods by, and users' own selectors too.
 const APP_LABEL: &str = "app";
 
-fn labels(web_app: &WebApp) -> BTreeMap<String, String> {
+/// What selects the WebApp's pods: `app=<name>`. The Deployment's selector cannot change once made.
+fn pod_selector(web_app: &WebApp) -> BTreeMap<String, String> {
     BTreeMap::from([(APP_LABEL.to_owned(), web_app.name_any())])
+}
+
+/// The labels of the Deployment, the Service and the pods: the selector's, and the one our watches
+/// select by.
+fn labels(web_app: &WebApp) -> BTreeMap<String, String> {
+    let mut labels = pod_selector(web_app);
+    labels.extend(managed_by(NAME));
+    labels
 }
 
 /// The pods' labels as a selector string (`app=web`), as the scale subresource reports it.
 pub fn selector(web_app: &WebApp) -> String {
-    labels(web_app)
+    pod_selector(web_app)
         .iter()
         .map(|(key, value)| format!("{key}={value}"))
         .collect::<Vec<_>>()
@@ -116,7 +131,7 @@ pub fn desired_deployment(web_app: &WebApp) -> Deployment {
         spec: Some(DeploymentSpec {
             replicas: Some(web_app.spec.replicas),
             selector: LabelSelector {
-                match_labels: Some(labels(web_app)),
+                match_labels: Some(pod_selector(web_app)),
                 ..Default::default()
             },
             template: PodTemplateSpec {
@@ -147,7 +162,7 @@ pub fn desired_service(web_app: &WebApp) -> Service {
     Service {
         metadata: owned_meta(web_app),
         spec: Some(ServiceSpec {
-            selector: Some(labels(web_app)),
+            selector: Some(pod_selector(web_app)),
             ports: Some(vec![ServicePort {
                 name: Some(PORT_NAME.into()),
                 port: web_app.spec.port,
@@ -160,9 +175,10 @@ pub fn desired_service(web_app: &WebApp) -> Service {
     }
 }
 
-/// Whether the live Deployment has the fields we set, with our values: replicas, our labels on it, its
-/// selector and its pod template, and our container's image and port. What others added (labels,
-/// containers, ports) is theirs (see [`super::drift`]).
+/// Whether the live Deployment has the fields we set, with our values: replicas, our labels on it and
+/// its pod template, its selector, and our container's image and port. What others added (labels,
+/// containers, ports) is theirs (see [`super::drift`]). One an earlier version made lacks the
+/// managed-by label, and so is applied again, which adds it.
 fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
     let ours = labels(web_app);
     let Some(spec) = &live.spec else { return false };
@@ -173,7 +189,7 @@ fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
         .and_then(|p| p.containers.iter().find(|c| c.name == CONTAINER));
     spec.replicas == Some(web_app.spec.replicas)
         && holds_all(live.metadata.labels.as_ref(), &ours)
-        && holds_all(spec.selector.match_labels.as_ref(), &ours)
+        && holds_all(spec.selector.match_labels.as_ref(), &pod_selector(web_app))
         && holds_all(
             spec.template.metadata.as_ref().and_then(|m| m.labels.as_ref()),
             &ours,
@@ -186,7 +202,7 @@ fn deployment_matches(live: &Deployment, web_app: &WebApp) -> bool {
         })
 }
 
-/// Whether the live Service has the fields we set: our labels on it and in its selector, and our port,
+/// Whether the live Service has the fields we set: our labels on it, our selector, and our port,
 /// the one named [`PORT_NAME`] (names are unique among a Service's ports), with our numbers. Ports and
 /// selector keys others added are theirs.
 fn service_matches(live: &Service, web_app: &WebApp) -> bool {
@@ -198,7 +214,7 @@ fn service_matches(live: &Service, web_app: &WebApp) -> bool {
         .flatten()
         .find(|p| p.name.as_deref() == Some(PORT_NAME));
     holds_all(live.metadata.labels.as_ref(), &ours)
-        && holds_all(spec.selector.as_ref(), &ours)
+        && holds_all(spec.selector.as_ref(), &pod_selector(web_app))
         && port.is_some_and(|p| {
             p.port == web_app.spec.port && p.target_port == Some(IntOrString::Int(web_app.spec.port))
         })
@@ -238,6 +254,36 @@ pub fn container_that_cannot_start<'a>(
             Some((reason, message))
         })
     })
+}
+
+/// A pod as its cache keeps it: what [`container_that_cannot_start`] reads and what maps it to its
+/// WebApp (name, namespace, labels, each container's name and state), nothing else. A pod's spec and
+/// the rest of its status are most of it, and the cache holds every pod of every WebApp.
+pub fn as_cached(pod: &mut Pod) {
+    let metadata = std::mem::take(&mut pod.metadata);
+    pod.metadata = ObjectMeta {
+        name: metadata.name,
+        namespace: metadata.namespace,
+        labels: metadata.labels,
+        uid: metadata.uid,
+        resource_version: metadata.resource_version,
+        ..Default::default()
+    };
+    pod.spec = None;
+    let statuses = pod.status.take().and_then(|s| s.container_statuses);
+    pod.status = Some(PodStatus {
+        container_statuses: statuses.map(|statuses| {
+            statuses
+                .into_iter()
+                .map(|status| ContainerStatus {
+                    name: status.name,
+                    state: status.state,
+                    ..Default::default()
+                })
+                .collect()
+        }),
+        ..Default::default()
+    });
 }
 
 /// Pending (no Deployment), Deploying (fewer ready than asked), Running.
@@ -514,6 +560,103 @@ mod tests {
         let mut reselected = service.clone();
         reselected.spec.as_mut().unwrap().selector = Some(BTreeMap::from([("tier".into(), "web".into())]));
         assert!(!service_matches(&reselected, &app), "our selector key removed");
+    }
+
+    #[test]
+    fn children_and_pods_carry_the_managed_by_label_and_select_by_app_alone() {
+        let app = web_app();
+        let deployment = desired_deployment(&app);
+        let managed = Some(&"web-app".to_owned());
+        assert_eq!(deployment.labels().get("app.kubernetes.io/managed-by"), managed);
+        let spec = deployment.spec.as_ref().unwrap();
+        let template = spec.template.metadata.as_ref().unwrap().labels.as_ref().unwrap();
+        assert_eq!(
+            template.get("app.kubernetes.io/managed-by"),
+            managed,
+            "on the pods too"
+        );
+        assert_eq!(
+            template.get("app"),
+            Some(&"shop".to_owned()),
+            "users' selectors keep working"
+        );
+        let selected = BTreeMap::from([("app".to_owned(), "shop".to_owned())]);
+        assert_eq!(spec.selector.match_labels.as_ref(), Some(&selected));
+        let service = desired_service(&app);
+        assert_eq!(service.labels().get("app.kubernetes.io/managed-by"), managed);
+        assert_eq!(service.spec.as_ref().unwrap().selector.as_ref(), Some(&selected));
+        assert_eq!(selector(&app), "app=shop");
+    }
+
+    #[test]
+    fn children_an_earlier_version_made_without_the_managed_by_label_are_applied_again() {
+        let app = web_app();
+        let mut deployment = desired_deployment(&app);
+        deployment
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .remove("app.kubernetes.io/managed-by");
+        let template = deployment
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .metadata
+            .as_mut()
+            .unwrap();
+        template
+            .labels
+            .as_mut()
+            .unwrap()
+            .remove("app.kubernetes.io/managed-by");
+        assert!(!deployment_matches(&deployment, &app));
+        let mut service = desired_service(&app);
+        service
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .remove("app.kubernetes.io/managed-by");
+        assert!(!service_matches(&service, &app));
+    }
+
+    #[test]
+    fn a_cached_pod_keeps_what_tells_a_container_that_cannot_start_and_its_web_app() {
+        let mut pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "shop-1", "namespace": "default", "uid": "u", "resourceVersion": "7",
+                "labels": {"app": "shop", "app.kubernetes.io/managed-by": "web-app"},
+                "annotations": {"big": "x".repeat(1000)},
+                "managedFields": [{"manager": "kubelet"}],
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "shop-1", "uid": "r"}],
+            },
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            "status": {
+                "phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}],
+                "containerStatuses": [{
+                    "name": "web", "image": "nope:1", "imageID": "", "ready": false, "restartCount": 0,
+                    "state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}},
+                }],
+            },
+        }))
+        .unwrap();
+        as_cached(&mut pod);
+        assert_eq!(pod.name_any(), "shop-1");
+        assert_eq!(pod.namespace().as_deref(), Some("default"));
+        assert_eq!(pod.labels().get("app"), Some(&"shop".to_owned()));
+        assert!(pod.spec.is_none());
+        assert!(pod.annotations().is_empty() && pod.owner_references().is_empty());
+        assert!(pod.metadata.managed_fields.is_none());
+        assert!(pod.status.as_ref().unwrap().conditions.is_none());
+        assert_eq!(
+            container_that_cannot_start([&pod]),
+            Some((
+                "ErrImagePull",
+                "pod shop-1 container web: ErrImagePull: not found".into()
+            ))
+        );
     }
 
     #[test]

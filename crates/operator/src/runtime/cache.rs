@@ -96,7 +96,7 @@ impl<K: Kind> Watches<K> {
     /// Watches the children of kind `Child` that `config` selects: a change to one (its deletion
     /// included) reconciles the object its controller owner reference names.
     pub fn owns<Child: Kind>(&mut self, config: watcher::Config) -> Cache<Child> {
-        let (cache, changes) = self.cached(config);
+        let (cache, changes) = self.cached(config, strip_managed_fields);
         self.attach
             .push(Box::new(move |controller| controller.owns_stream(changes)));
         cache
@@ -109,7 +109,20 @@ impl<K: Kind> Watches<K> {
         config: watcher::Config,
         owner_of: impl Fn(Other) -> Option<ObjectRef<K>> + Send + Sync + 'static,
     ) -> Cache<Other> {
-        let (cache, changes) = self.cached(config);
+        self.watches_trimmed(config, strip_managed_fields, owner_of)
+    }
+
+    /// As [`Self::watches`], each object cut down by `trim` before it enters the cache and before
+    /// `owner_of` sees it: for objects the controller reads little of and holds many of, as
+    /// controller-runtime's cache transforms do. `trim` must keep what `owner_of` and the controller
+    /// read.
+    pub fn watches_trimmed<Other: Kind>(
+        &mut self,
+        config: watcher::Config,
+        trim: fn(&mut Other),
+        owner_of: impl Fn(Other) -> Option<ObjectRef<K>> + Send + Sync + 'static,
+    ) -> Cache<Other> {
+        let (cache, changes) = self.cached(config, trim);
         self.attach.push(Box::new(move |controller| {
             controller.watches_stream(changes, owner_of)
         }));
@@ -123,24 +136,23 @@ impl<K: Kind> Watches<K> {
             .fold(controller, |controller, attach| attach(controller))
     }
 
-    /// A cache of the `W` that `config` selects where the controller looks, and the stream of their
-    /// changes that keeps it: each change is in the cache before it is handed on.
+    /// A cache of the `W` that `config` selects where the controller looks, each cut down by `trim`,
+    /// and the stream of their changes that keeps it: each change is in the cache before it is handed
+    /// on.
     fn cached<W: Kind>(
         &self,
         config: watcher::Config,
+        trim: fn(&mut W),
     ) -> (
         Cache<W>,
         impl futures::Stream<Item = Result<W, watcher::Error>> + Send + 'static,
     ) {
         let (store, writer) = reflector::store();
-        let changes = reflector::reflector(
-            writer,
-            watcher(self.ctx.watched::<W>(), config).modify(strip_managed_fields),
-        )
-        .default_backoff()
-        // Deletions too: a child deleted by hand is made again.
-        .touched_objects()
-        .boxed();
+        let changes = reflector::reflector(writer, watcher(self.ctx.watched::<W>(), config).modify(trim))
+            .default_backoff()
+            // Deletions too: a child deleted by hand is made again.
+            .touched_objects()
+            .boxed();
         let cache = Cache {
             store,
             client: self.ctx.client.clone(),

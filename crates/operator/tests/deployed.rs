@@ -18,44 +18,34 @@
 
 mod support;
 
-use std::{
-    collections::BTreeSet,
-    net::{IpAddr, SocketAddr},
-    path::Path,
-    time::Duration,
-};
+use std::{collections::BTreeSet, net::SocketAddr, path::Path, time::Duration};
 
 use jiff::Timestamp;
 use k8s_openapi::{
     api::{
-        apps::v1::Deployment,
         coordination::v1::Lease,
-        core::v1::{Namespace, Node, Pod, Service},
+        core::v1::{Namespace, Pod, Service},
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{
-    Api, ResourceExt,
-    api::{DeleteParams, ListParams, PostParams},
+    Api,
+    api::{DeleteParams, PostParams},
 };
 use operator::{
     api::{postgres_writer::PostgresWriter, vote_config::v1::VoteConfig},
     db::throwaway::ThrowawayPostgres,
 };
 use serde_json::{Value, json};
-use support::{Backend, ControlPlane, eventually};
+use support::{
+    Backend, ControlPlane,
+    deployment::{self, LEASE, NAMESPACE, READY_WITHIN},
+    eventually,
+};
 
-const NAMESPACE: &str = "operator-system";
-const MANAGER: &str = "operator-controller-manager";
-/// `--leader-election-id`'s default: the Lease's name.
-const LEASE: &str = "operator.demo.yash.com";
 /// Where the test's own resources live.
 const WORKLOADS: &str = "deployed-operator";
 
-/// How long a deployed manager pod may take to be Ready: scheduled, started from an image already on
-/// the node, its readiness probe passed (first after 5 s, then every 10 s), on a 2-core machine that
-/// runs the rest of the tier's processes too.
-const READY_WITHIN: Duration = Duration::from_secs(180);
 /// How long a resource may take to converge once a leader runs: a reconcile and a database write.
 const CONVERGED_WITHIN: Duration = Duration::from_secs(60);
 /// The manager's Lease terms (`--lease-duration`'s default, renewed with a third left): a standby
@@ -66,164 +56,47 @@ const LEASE_RETRY: Duration = Duration::from_secs(5);
 /// then checks every tenth of the certificate's validity (at most ten minutes).
 const INJECTED_WITHIN: Duration = Duration::from_secs(120);
 
-/// The image the tier built with `make docker-build` and loaded into the node (testenv/cluster/env.sh).
-fn operator_image() -> String {
-    std::env::var("OPERATOR_IMAGE").unwrap_or_else(|_| "localhost/operator:cluster-test".into())
-}
-
 async fn the_readme_deploy_runs_the_operator_as_pods_on_a_real_node(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("the cluster runs");
     let client = plane.client();
-    let home = tempfile::tempdir().unwrap();
-    let kubeconfig = home.path().join("kubeconfig");
-    plane.write_kubeconfig(&kubeconfig).unwrap();
-    let node_ip = node_address(&client).await;
-    let image = operator_image();
-    assert!(
-        node_has_image(&client, &image).await,
-        "the node has {image} (testenv/cluster/images.sh builds it with make docker-build)"
-    );
-
-    // What an earlier run of this test left (it stops at its first failure) goes first.
-    let dist = format!("DIST={}", home.path().join("dist").display());
-    support::make(&kubeconfig, &["undeploy", &format!("IMG={image}"), &dist]);
+    let node_ip = deployment::node_address(&client).await;
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    for namespace in [NAMESPACE, WORKLOADS] {
-        let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
-        support::until_gone(
-            &namespaces,
-            namespace,
-            "an earlier run's namespace to go",
-            READY_WITHIN,
-        )
-        .await;
-    }
+    let _ = namespaces.delete(WORKLOADS, &DeleteParams::default()).await;
+    support::until_gone(
+        &namespaces,
+        WORKLOADS,
+        "an earlier run's namespace to go",
+        READY_WITHIN,
+    )
+    .await;
 
     // A database outside the cluster, on the node's address, as a managed database would be.
     let pg = ThrowawayPostgres::start_on(node_ip)
         .await
         .expect("PostgreSQL starts");
     let sql = support::postgres_writer::connect(&pg).await;
-
-    // The README's steps, for real.
-    let steps = support::readme_deploy_steps();
-    for step in &steps {
-        let words: Vec<&str> = step.split_whitespace().collect();
-        match words.as_slice() {
-            // testenv/cluster/images.sh ran `make docker-build IMG=<the tier's image>` and loaded the
-            // image into the node's containerd: what a push to a registry the node pulls from gives.
-            ["make", "docker-build", ..] | ["docker", "push", ..] => {}
-            ["make", "deploy", _] => {
-                // What the README says the manager reaches: a Service named postgres in its namespace.
-                database_service(&client, node_ip, pg.port()).await;
-                support::make(&kubeconfig, &["deploy", &format!("IMG={image}"), &dist]);
-            }
-            ["kubectl", args @ ..] => {
-                let args: Vec<String> = args
-                    .iter()
-                    .map(|a| a.replace("=...", &format!("={}", pg.password())))
-                    .collect();
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                support::kubectl(&kubeconfig, &args);
-            }
-            _ => panic!("a README deploy step this test does not know how to play: {step}"),
-        }
-    }
+    let deployed = deployment::deploy(&plane, &pg).await;
+    let kubeconfig = deployed.kubeconfig.clone();
 
     let pods = both_replicas_ready(&client).await;
-    let leader = the_one_leader(&client, &pods).await;
+    let leader = deployment::leader(&client, &pods).await;
     webhooks_answer_through_their_service(&client, &kubeconfig, &sql).await;
     rows_are_written_from_the_pods(&client, &sql).await;
     metrics_are_scraped_through_their_service(&client).await;
     the_standby_takes_over_when_the_leader_dies(&client, &sql, &leader).await;
-    undeploy_leaves_nothing_behind(&client, &kubeconfig, &dist).await;
+    undeploy_leaves_nothing_behind(&client, &deployed).await;
 }
 
-/// The node's InternalIP: the address of the tier's bridge, which pods reach.
-async fn node_address(client: &kube::Client) -> IpAddr {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let node = nodes.list(&ListParams::default()).await.unwrap().items.remove(0);
-    node.status
-        .and_then(|s| s.addresses)
-        .into_iter()
-        .flatten()
-        .find(|a| a.type_ == "InternalIP")
-        .and_then(|a| a.address.parse().ok())
-        .expect("the node has an InternalIP")
-}
-
-/// Whether the kubelet lists `image` among the node's images.
-async fn node_has_image(client: &kube::Client, image: &str) -> bool {
-    let nodes: Api<Node> = Api::all(client.clone());
-    eventually("the node to list its images", Duration::from_secs(60), || async {
-        let node = nodes.list(&ListParams::default()).await.ok()?.items.pop()?;
-        let images = node.status?.images?;
-        Some(
-            images
-                .iter()
-                .flat_map(|i| i.names.iter().flatten())
-                .any(|n| n == image),
-        )
-    })
-    .await
-}
-
-/// A selectorless Service `postgres` in the manager's namespace whose endpoint is the database.
-async fn database_service(client: &kube::Client, address: IpAddr, port: u16) {
-    let services: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
-    let service = json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "postgres"},
-        "spec": {"ports": [{"name": "postgres", "port": 5432, "targetPort": port}]},
-    });
-    services
-        .create(&PostParams::default(), &serde_json::from_value(service).unwrap())
-        .await
-        .expect("the postgres Service is created");
-    let slices: Api<k8s_openapi::api::discovery::v1::EndpointSlice> =
-        Api::namespaced(client.clone(), NAMESPACE);
-    let slice = json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": "postgres-outside", "labels": {"kubernetes.io/service-name": "postgres"}},
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": [address.to_string()]}],
-        "ports": [{"name": "postgres", "port": port, "protocol": "TCP"}],
-    });
-    slices
-        .create(&PostParams::default(), &serde_json::from_value(slice).unwrap())
-        .await
-        .expect("the postgres EndpointSlice is created");
-}
-
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
-fn manager_pods(pods: Vec<Pod>) -> Vec<Pod> {
-    pods.into_iter()
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .collect()
-}
-
-/// Both replicas Running and Ready; returns their pods.
+/// Both replicas Running and Ready, as non-root on a read-only root filesystem; returns their pods.
 async fn both_replicas_ready(client: &kube::Client) -> Vec<Pod> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let selector = ListParams::default().labels("control-plane=controller-manager");
-    let ready = eventually("both manager pods Running and Ready", READY_WITHIN, || async {
-        let listed = manager_pods(pods.list(&selector).await.ok()?.items);
-        (listed.len() == 2 && listed.iter().all(is_ready)).then_some(listed)
-    })
-    .await;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
-    let deployment = deployments.get(MANAGER).await.unwrap();
-    assert_eq!(deployment.spec.unwrap().replicas, Some(2));
+    let ready = deployment::replicas_ready(client, 2).await;
     for pod in &ready {
         let spec = pod.spec.as_ref().unwrap();
         let container = &spec.containers[0];
-        assert_eq!(container.image.as_deref(), Some(operator_image().as_str()));
+        assert_eq!(
+            container.image.as_deref(),
+            Some(deployment::operator_image().as_str())
+        );
         let security = container.security_context.as_ref().unwrap();
         assert_eq!(security.read_only_root_filesystem, Some(true));
         assert_eq!(
@@ -234,39 +107,6 @@ async fn both_replicas_ready(client: &kube::Client) -> Vec<Pod> {
         assert_eq!(pod.status.as_ref().unwrap().phase.as_deref(), Some("Running"));
     }
     ready
-}
-
-/// Exactly one of `pods` holds the Lease; returns its name.
-async fn the_one_leader(client: &kube::Client, pods: &[Pod]) -> String {
-    let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
-    let holder = eventually("a manager to hold the Lease", READY_WITHIN, || async {
-        leases.get_opt(LEASE).await.ok()??.spec?.holder_identity
-    })
-    .await;
-    let leading: Vec<String> = pods
-        .iter()
-        .map(ResourceExt::name_any)
-        .filter(|name| holder.starts_with(&format!("{name}-")))
-        .collect();
-    assert_eq!(
-        leading.len(),
-        1,
-        "one of {pods:?} holds the Lease ({holder})",
-        pods = pods.iter().map(ResourceExt::name_any).collect::<Vec<_>>()
-    );
-    leading[0].clone()
-}
-
-/// The test's namespace for its own resources, made once.
-async fn workloads_namespace(client: &kube::Client) {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    if namespaces.get_opt(WORKLOADS).await.unwrap().is_none() {
-        let namespace = serde_json::from_value(json!({"metadata": {"name": WORKLOADS}})).unwrap();
-        namespaces
-            .create(&PostParams::default(), &namespace)
-            .await
-            .unwrap();
-    }
 }
 
 /// The CA the manager issued is in the three places that call its Service; then each webhook answers:
@@ -307,7 +147,7 @@ async fn webhooks_answer_through_their_service(
         )
         .await;
     }
-    workloads_namespace(client).await;
+    deployment::workloads_namespace(client, WORKLOADS).await;
 
     // Defaulting: the options left without a color get one.
     let votes: Api<VoteConfig> = Api::namespaced(client.clone(), WORKLOADS);
@@ -499,19 +339,10 @@ async fn the_standby_takes_over_when_the_leader_dies(
 }
 
 /// `make undeploy`, then none of what `make deploy` applied is left, nor any of our kinds' objects.
-async fn undeploy_leaves_nothing_behind(client: &kube::Client, kubeconfig: &Path, dist: &str) {
-    support::make(
-        kubeconfig,
-        &["undeploy", &format!("IMG={}", operator_image()), dist],
-    );
+async fn undeploy_leaves_nothing_behind(client: &kube::Client, deployed: &deployment::Deployed) {
+    deployment::undeploy(deployed).await;
+    let kubeconfig = &deployed.kubeconfig;
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    support::until_gone(
-        &namespaces,
-        NAMESPACE,
-        "the operator's namespace to go",
-        READY_WITHIN,
-    )
-    .await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in operator::api::crds() {
         let name = crd.metadata.name.unwrap();

@@ -21,7 +21,8 @@ async fn ready(State(readiness): State<Arc<Readiness>>) -> impl IntoResponse {
     if failing.is_empty() {
         (StatusCode::OK, "ok".to_owned())
     } else {
-        (StatusCode::INTERNAL_SERVER_ERROR, failing.join("\n"))
+        // 503: not able to serve yet (or any more), which is what the kubelet and a reader are told.
+        (StatusCode::SERVICE_UNAVAILABLE, failing.join("\n"))
     }
 }
 

@@ -1,11 +1,14 @@
-//! What `/readyz` reports: every controller's cache has synced and every dependency answers.
+//! What `/readyz` reports: whether this pod can serve. Every controller's cache has synced and the
+//! process's own listeners (the webhook server) answer; never an external dependency. A pod that is not
+//! ready is taken out of its Services, so a database that is down would otherwise take the webhooks of
+//! VoteConfig and WebApp, which never touch it, down with it.
 
 use std::{
     collections::BTreeMap,
     sync::{Arc, Mutex},
 };
 
-/// A named check, e.g. `database`, that says whether a dependency answers right now.
+/// A named check, e.g. `webhook`, that says whether a part of this process serves right now.
 pub type Check = Arc<dyn Fn() -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 #[derive(Default)]

@@ -5,10 +5,12 @@
 
 #![allow(dead_code)]
 
+pub mod deployment;
 pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;
 pub mod scene;
+pub mod serving_operator;
 pub mod webhooks;
 
 use std::{future::Future, sync::Arc, time::Duration};
@@ -592,7 +594,12 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result
     let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("GET {path}")))??;
-    let text = String::from_utf8_lossy(&raw);
+    read_response(&raw, path)
+}
+
+/// An HTTP/1.x response read to its end (`raw`), for the request of `path`.
+pub fn read_response(raw: &[u8], path: &str) -> std::io::Result<HttpResponse> {
+    let text = String::from_utf8_lossy(raw);
     let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, format!("GET {path}: {text}"));
     let (head, body) = text.split_once("\r\n\r\n").ok_or_else(invalid)?;
     let mut lines = head.lines();

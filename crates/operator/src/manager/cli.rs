@@ -81,6 +81,10 @@ pub const DEV_WEBHOOK_BIND_ADDRESS: &str = "127.0.0.1:0";
 /// Where controller-runtime's webhook server looks for its certificate, and so where ours does.
 pub const DEFAULT_WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 
+/// How long a stopping replica keeps serving the webhooks by default: a few kube-proxy syncs (its
+/// minimum sync period is 1 s) after the EndpointSlice update, with room for a loaded node.
+pub const DEFAULT_SHUTDOWN_DRAIN_SECONDS: u64 = 5;
+
 /// Which controllers to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ControllerName {
@@ -160,6 +164,12 @@ pub struct RunArgs {
     /// bench, 2026-11-26). `operator dev` defaults to one per core: its embedded API server shares them.
     #[arg(long, env = "WORKER_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub worker_threads: Option<u16>,
+    /// Seconds a replica told to stop keeps serving the webhooks, already not ready, before it stops
+    /// them: the time for its Service to stop sending it connections (the EndpointSlice controller
+    /// drops a deleted pod at once, kube-proxy applies that within a second or two, more on a busy
+    /// node). The controllers stop at the signal. `dev` does not drain.
+    #[arg(long = "shutdown-drain-seconds", env = "SHUTDOWN_DRAIN_SECONDS", default_value_t = DEFAULT_SHUTDOWN_DRAIN_SECONDS, value_parser = clap::value_parser!(u64).range(0..=300))]
+    pub shutdown_drain_seconds: u64,
     #[command(flatten)]
     pub database: DatabaseConfig,
     #[command(flatten)]
@@ -174,6 +184,16 @@ impl RunArgs {
             namespace: self.leader_election_namespace.clone(),
             duration_seconds: self.lease_duration_seconds,
         }
+    }
+
+    /// `--shutdown-drain-seconds`.
+    pub fn shutdown_drain(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.shutdown_drain_seconds)
+    }
+
+    /// How long the process may take to stop after SIGTERM: the drain, then the graceful shutdown.
+    pub fn shutdown_bound(&self) -> std::time::Duration {
+        self.shutdown_drain() + super::run::GRACEFUL_SHUTDOWN_TIMEOUT
     }
 
     /// `--event-backlog-mib` in bytes.
@@ -395,6 +415,22 @@ mod tests {
             .and_then(|a| a.get_env())
             .map(|e| e.to_string_lossy().into_owned());
         assert_eq!(env.as_deref(), Some("EVENT_BACKLOG_MIB"));
+    }
+
+    #[test]
+    fn a_stopping_replica_drains_for_seconds_and_exits_within_the_drain_and_the_graceful_timeout() {
+        let run = run_args(&[]).unwrap();
+        assert_eq!(run.shutdown_drain_seconds, 5);
+        assert_eq!(run.shutdown_bound(), std::time::Duration::from_secs(35));
+        assert_eq!(
+            run_args(&["--shutdown-drain-seconds", "0"])
+                .unwrap()
+                .shutdown_drain(),
+            std::time::Duration::ZERO
+        );
+        for bad in ["-1", "301", "soon"] {
+            assert!(run_args(&["--shutdown-drain-seconds", bad]).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -11,3 +11,4 @@ pub mod logs;
 pub mod migrate;
 pub mod probes;
 pub mod run;
+pub mod shutdown;

@@ -10,6 +10,7 @@ use super::{
     cli::{ControllerName, RunArgs, bind_address},
     leader::{self, Leadership},
     probes,
+    shutdown::Drain,
 };
 use crate::{
     Error, Result,
@@ -18,23 +19,32 @@ use crate::{
     webhook,
 };
 
-/// How long in-flight reconciles get after SIGTERM or Ctrl-C before the process exits anyway, with
-/// status 1 (controller-runtime's GracefulShutdownTimeout). A clean shutdown exits 0 before it.
+/// How long in-flight reconciles and webhook requests get after SIGTERM or Ctrl-C (after the drain
+/// period, see [`super::shutdown`]) before the process exits anyway, with status 1
+/// (controller-runtime's GracefulShutdownTimeout). A clean shutdown exits 0 before it.
 pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error). A held Lease
-/// is released on the way out, so that another replica takes over at once.
+/// is released on the way out, so that another replica takes over at once; on a shutdown the webhooks
+/// are drained first (see [`super::shutdown`]).
 pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
     let manager = Manager::start(&args).await?;
     // Before the election: a standby answers admission and conversion as the leader does.
-    if let Some(addr) = webhook_address(&args)? {
-        if args.webhook_cert_secret.is_empty() {
-            serve_webhooks_from_cert_dir(&manager, addr, &args).await?;
-        } else {
-            serve_webhooks_self_issued(&manager, &client, addr, &args).await?;
+    let webhooks = match webhook_address(&args)? {
+        None => None,
+        Some(addr) if args.webhook_cert_secret.is_empty() => {
+            serve_webhooks_from_cert_dir(&manager, addr, &args).await?
         }
-    }
-    manager.run_controllers(client, args, shutdown).await
+        Some(addr) => Some(serve_webhooks_self_issued(&manager, &client, addr, &args).await?),
+    };
+    let drain = Drain::start(
+        manager.readiness.clone(),
+        webhooks.as_ref(),
+        shutdown.clone(),
+        args.shutdown_drain(),
+    );
+    let outcome = manager.run_controllers(client, args, shutdown).await;
+    drain.finish(webhooks, outcome).await
 }
 
 /// What the manager's parts share: the metrics every part records, the readiness the probes report,
@@ -172,12 +182,16 @@ pub fn webhook_address(args: &RunArgs) -> Result<Option<SocketAddr>> {
 
 /// Serves the webhooks with the certificate in `--webhook-cert-dir`; without one at the default
 /// place, warns and serves none (see the flag).
-async fn serve_webhooks_from_cert_dir(manager: &Manager, addr: SocketAddr, args: &RunArgs) -> Result<()> {
+async fn serve_webhooks_from_cert_dir(
+    manager: &Manager,
+    addr: SocketAddr,
+    args: &RunArgs,
+) -> Result<Option<webhook::server::WebhookServer>> {
     let dir = &args.webhook_cert_dir;
     if !webhook::tls::present_in(dir) {
         if dir.as_os_str() == super::cli::DEFAULT_WEBHOOK_CERT_DIR {
             tracing::warn!(dir = %dir.display(), "no webhook certificate: webhooks not served");
-            return Ok(());
+            return Ok(None);
         }
         return Err(Error::Config(format!(
             "--webhook-cert-dir {}: no {} and {} there",
@@ -187,8 +201,7 @@ async fn serve_webhooks_from_cert_dir(manager: &Manager, addr: SocketAddr, args:
         )));
     }
     let tls = webhook::tls::server_config(dir)?;
-    manager.serve_webhooks(addr, tls, args).await?;
-    Ok(())
+    Ok(Some(manager.serve_webhooks(addr, tls, args).await?))
 }
 
 /// Serves the webhooks with the certificate the operator issues itself (`--webhook-cert-secret`), and
@@ -198,7 +211,7 @@ async fn serve_webhooks_self_issued(
     client: &kube::Client,
     addr: SocketAddr,
     args: &RunArgs,
-) -> Result<()> {
+) -> Result<webhook::server::WebhookServer> {
     let settings = webhook::issuer::IssuerSettings {
         namespace: args.leader_election_namespace.clone(),
         secret: args.webhook_cert_secret.clone(),
@@ -207,9 +220,9 @@ async fn serve_webhooks_self_issued(
     };
     let issuer = webhook::issuer::SelfIssued::start(client.clone(), settings).await?;
     let tls = webhook::tls::server_config_with(issuer.slot())?;
-    manager.serve_webhooks(addr, tls, args).await?;
+    let server = manager.serve_webhooks(addr, tls, args).await?;
     tokio::spawn(issuer.keep());
-    Ok(())
+    Ok(server)
 }
 
 /// Waits for the controllers to end (on shutdown) or one to fail; aborts them all when leadership is

@@ -98,10 +98,20 @@ pub struct RunArgs {
     /// Controllers to run (comma-separated); all by default. Without postgres-writer no database is needed.
     #[arg(long, env = "CONTROLLERS", value_enum, value_delimiter = ',', default_values_t = [ControllerName::PostgresWriter, ControllerName::VoteConfig, ControllerName::WebApp])]
     pub controllers: Vec<ControllerName>,
-    /// Where /metrics is served (`:8080` means every interface; `0` turns it off). `dev` serves it on
+    /// Where /metrics is served (`:8443` means every interface; `0` turns it off). `dev` serves it on
     /// loopback by default.
-    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8443")]
     pub metrics_bind_address: String,
+    /// Serve /metrics over HTTPS, only to a bearer token the API server authenticates (TokenReview)
+    /// and authorizes for `get` on the URL /metrics (SubjectAccessReview), as controller-runtime's
+    /// secure metrics; `false`: plain HTTP to anyone who reaches the port. Unset: secure, except on a
+    /// loopback address (`dev`'s default), which only this machine reaches.
+    #[arg(long, env = "METRICS_SECURE", action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub metrics_secure: Option<bool>,
+    /// The directory with tls.crt and tls.key for secure metrics (read again when they change);
+    /// without it, a self-signed certificate made at start, as controller-runtime makes one.
+    #[arg(long, env = "METRICS_CERT_DIR")]
+    pub metrics_cert_dir: Option<PathBuf>,
     /// Where /healthz and /readyz are served (`:8081` means every interface; `0` turns them off). `dev`
     /// serves them on loopback by default.
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
@@ -184,6 +194,11 @@ impl RunArgs {
             namespace: self.leader_election_namespace.clone(),
             duration_seconds: self.lease_duration_seconds,
         }
+    }
+
+    /// Whether /metrics on `addr` is served securely: `--metrics-secure`, or unset, unless on loopback.
+    pub fn metrics_secure_at(&self, addr: SocketAddr) -> bool {
+        self.metrics_secure.unwrap_or(!addr.ip().is_loopback())
     }
 
     /// `--shutdown-drain-seconds`.
@@ -481,7 +496,7 @@ mod tests {
         assert_eq!(dev.run.metrics_bind_address, "127.0.0.1:8080");
         assert_eq!(dev.run.health_probe_bind_address, "127.0.0.1:8081");
         let run = run_args(&[]).unwrap();
-        assert_eq!(run.metrics_bind_address, ":8080");
+        assert_eq!(run.metrics_bind_address, ":8443");
         assert_eq!(run.health_probe_bind_address, ":8081");
         let Command::Dev(dev) = Cli::try_parse_from(["operator", "dev", "--metrics-bind-address", ":9090"])
             .unwrap()
@@ -490,6 +505,24 @@ mod tests {
             panic!("dev")
         };
         assert_eq!(dev.run.metrics_bind_address, ":9090");
+    }
+
+    #[test]
+    fn metrics_are_secure_unless_on_loopback_or_told_otherwise() {
+        let at =
+            |flags: &[&str], addr: &str| run_args(flags).unwrap().metrics_secure_at(addr.parse().unwrap());
+        assert!(at(&[], "0.0.0.0:8443"));
+        assert!(at(&[], "192.0.2.7:8443"));
+        assert!(!at(&[], "127.0.0.1:8080"), "loopback: this machine only");
+        assert!(!at(&[], "[::1]:8080"));
+        assert!(at(&["--metrics-secure"], "127.0.0.1:8080"));
+        assert!(at(&["--metrics-secure=true"], "127.0.0.1:8080"));
+        assert!(!at(&["--metrics-secure=false"], "0.0.0.0:8443"));
+        let Command::Dev(dev) = Cli::try_parse_from(["operator", "dev"]).unwrap().command else {
+            panic!("dev")
+        };
+        let addr = bind_address(&dev.run.metrics_bind_address).unwrap().unwrap();
+        assert!(!dev.run.metrics_secure_at(addr), "dev: plain HTTP on loopback");
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod crds;
 pub mod dev;
 pub mod leader;
 pub mod logs;
+pub mod metrics_access;
 pub mod migrate;
 pub mod probes;
 pub mod run;

@@ -9,7 +9,8 @@ use tokio::{sync::watch, task::JoinSet};
 use super::{
     cli::{ControllerName, RunArgs, bind_address},
     leader::{self, Leadership},
-    probes,
+    metrics_access::MetricsAccess,
+    probes::{self, MetricsSecurity},
     shutdown::Drain,
 };
 use crate::{
@@ -28,7 +29,7 @@ pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 /// is released on the way out, so that another replica takes over at once; on a shutdown the webhooks
 /// are drained first (see [`super::shutdown`]).
 pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
-    let manager = Manager::start(&args).await?;
+    let manager = Manager::start(&args, &client).await?;
     // Before the election: a standby answers admission and conversion as the leader does.
     let webhooks = match webhook_address(&args)? {
         None => None,
@@ -56,8 +57,9 @@ pub struct Manager {
 }
 
 impl Manager {
-    /// Serves /metrics and the probes as `args` say, and opens the database pool if it is needed.
-    pub async fn start(args: &RunArgs) -> Result<Self> {
+    /// Serves /metrics (its reviews of scrapers through `client`) and the probes as `args` say, and
+    /// opens the database pool if it is needed.
+    pub async fn start(args: &RunArgs, client: &kube::Client) -> Result<Self> {
         let metrics = Arc::new(Metrics::new());
         let readiness = Arc::new(Readiness::default());
         // Not ready before every controller's cache has synced. A standby replica runs no controller
@@ -66,10 +68,19 @@ impl Manager {
             expect_controllers(&readiness, &args.controllers);
         }
         if let Some(addr) = bind_address(&args.metrics_bind_address).map_err(Error::Config)? {
-            let bound = probes::serve_metrics(addr, metrics.clone())
+            let secure = args.metrics_secure_at(addr);
+            let security = if secure {
+                MetricsSecurity::Secure {
+                    tls: Box::new(probes::metrics_tls(args.metrics_cert_dir.as_deref())?),
+                    access: Arc::new(MetricsAccess::new(client.clone())),
+                }
+            } else {
+                MetricsSecurity::Plain
+            };
+            let bound = probes::serve_metrics(addr, metrics.clone(), security)
                 .await
                 .map_err(|e| Error::Config(format!("metrics server on {addr}: {e}")))?;
-            tracing::info!(%bound, "serving /metrics");
+            tracing::info!(%bound, secure, "serving /metrics");
         }
         if let Some(addr) = bind_address(&args.health_probe_bind_address).map_err(Error::Config)? {
             let bound = probes::serve_probes(addr, readiness.clone())

@@ -10,6 +10,7 @@ pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;
 pub mod scene;
+pub mod scrape;
 pub mod serving_operator;
 pub mod webhooks;
 

@@ -42,11 +42,14 @@ pub const WEB_IMAGE: &str = "localhost/operator-test/web:1";
 /// embedded server's simulated node and the real tier's kubelet stand-in report them ready at once.
 pub const PODS_READY_WITHIN: Duration = Duration::from_secs(120);
 
-/// How long a signalled `operator` may take to exit: the graceful-shutdown bound it promises (past
-/// it, the process exits anyway, with status 1) and time for the process to end. Exit status 0 tells a
-/// shutdown that finished from one cut short at the bound.
-pub const EXIT_AFTER_SIGNAL: Duration =
-    Duration::from_secs(operator::manager::run::GRACEFUL_SHUTDOWN_TIMEOUT.as_secs() + 10);
+/// How long a signalled `operator` may take to exit: the bound it promises, its default drain and the
+/// graceful shutdown after it (past it, the process exits anyway, with status 1), and time for the
+/// process to end. Exit status 0 tells a shutdown that finished from one cut short at the bound.
+pub const EXIT_AFTER_SIGNAL: Duration = Duration::from_secs(
+    operator::manager::cli::DEFAULT_SHUTDOWN_DRAIN_SECONDS
+        + operator::manager::run::GRACEFUL_SHUTDOWN_TIMEOUT.as_secs()
+        + 10,
+);
 
 /// A control plane of kind `backend` with our CRDs installed, and a client with every right.
 pub async fn cluster(backend: Backend) -> (ControlPlane, kube::Client) {

@@ -19,10 +19,11 @@ static ALLOCATOR: serving::allocator::Jemalloc = serving::allocator::Jemalloc;
 #[cfg(all(target_env = "musl", target_arch = "x86_64"))]
 use static_memcpy as _;
 
-/// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches. Both are
-/// registered before this returns: a signal that arrived before a spawned task first ran would
-/// otherwise meet the default disposition and end the process at once, with no clean shutdown.
-fn shutdown_on_signal() -> operator::Result<watch::Receiver<bool>> {
+/// Turns SIGTERM / Ctrl-C into the shutdown signal every part of the manager watches; a shutdown
+/// still running `bound` after the signal ends the process with status 1. Both signals are registered
+/// before this returns: a signal that arrived before a spawned task first ran would otherwise meet the
+/// default disposition and end the process at once, with no clean shutdown.
+fn shutdown_on_signal(bound: std::time::Duration) -> operator::Result<watch::Receiver<bool>> {
     use tokio::signal::unix::{SignalKind, signal};
     let (sender, receiver) = watch::channel(false);
     let mut interrupt = signal(SignalKind::interrupt())?;
@@ -34,8 +35,8 @@ fn shutdown_on_signal() -> operator::Result<watch::Receiver<bool>> {
         }
         tracing::info!("shutting down");
         let _ = sender.send(true);
-        tokio::time::sleep(run::GRACEFUL_SHUTDOWN_TIMEOUT).await;
-        tracing::error!(timeout = ?run::GRACEFUL_SHUTDOWN_TIMEOUT, "graceful shutdown took too long; exiting");
+        tokio::time::sleep(bound).await;
+        tracing::error!(timeout = ?bound, "graceful shutdown took too long; exiting");
         std::process::exit(1);
     });
     Ok(receiver)
@@ -49,7 +50,7 @@ async fn client() -> operator::Result<kube::Client> {
 
 #[cfg(feature = "dev")]
 async fn dev(args: DevArgs) -> operator::Result<()> {
-    operator::manager::dev::dev(args, shutdown_on_signal()?).await
+    operator::manager::dev::dev(args, shutdown_on_signal(run::GRACEFUL_SHUTDOWN_TIMEOUT)?).await
 }
 
 /// A release build leaves dev mode out (the embedded API server, a throwaway PostgreSQL): say how to
@@ -65,7 +66,7 @@ async fn dev(_: DevArgs) -> operator::Result<()> {
 async fn execute(cli: Cli) -> operator::Result<()> {
     match cli.command {
         Command::Run(args) => {
-            let shutdown = shutdown_on_signal()?;
+            let shutdown = shutdown_on_signal(args.shutdown_bound())?;
             run::run(client().await?, args, shutdown).await
         }
         Command::Dev(args) => dev(args).await,

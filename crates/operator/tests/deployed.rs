@@ -10,7 +10,8 @@
 //!   the `postgres` Service with the password from the `postgres-password` Secret;
 //! - the webhooks answered from the pods through their Service (defaulting, validation, VoteConfig's
 //!   conversion), with the certificate the manager issues itself and the CA it injects;
-//! - `/metrics` scraped through the metrics Service, with the names the README lists;
+//! - `/metrics` scraped through the metrics Service over HTTPS, with the names the README lists, by a
+//!   ServiceAccount bound to `operator-metrics-reader`, and refused to anyone else;
 //! - `make undeploy` leaves nothing behind.
 //!
 //! The manager's controllers watch every namespace, so this test runs alone, after the rest of the
@@ -22,7 +23,12 @@ use std::{collections::BTreeSet, net::SocketAddr, time::Duration};
 
 use jiff::Timestamp;
 use k8s_openapi::{
-    api::core::v1::Service, apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    api::{
+        authentication::v1::TokenRequest,
+        core::v1::{Service, ServiceAccount},
+        rbac::v1::ClusterRoleBinding,
+    },
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{
     Api,
@@ -36,6 +42,7 @@ use support::{
         CONVERGED_WITHIN, Deployed, INJECTED_WITHIN, LEASE_DURATION, LEASE_RETRY, NAMESPACE, holds,
     },
     eventually,
+    scrape::{declared_names, https_get, readme_metric_names},
 };
 
 /// Where the test's own resources live.
@@ -179,22 +186,40 @@ async fn rows_are_written_from_the_pods(deployed: &Deployed) {
     );
 }
 
-/// Every metric name the README's "Metrics and probes" section lists.
-fn readme_metric_names() -> BTreeSet<String> {
-    let readme = std::fs::read_to_string(support::repository().join("README.md")).unwrap();
-    let section = readme.split("## Metrics and probes").nth(1).unwrap();
-    let section = section.split("\n## ").next().unwrap();
-    section
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .map(|code| code.split('{').next().unwrap_or_default().to_owned())
-        .filter(|name| name.contains('_') && name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
-        .collect()
+/// A ServiceAccount `name` in the test's namespace, bound to the ClusterRole `role` when given, and a
+/// token the API server issued for it, as Prometheus's own.
+async fn scraper_token(client: &kube::Client, name: &str, role: Option<&str>) -> String {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), WORKLOADS);
+    let pp = PostParams::default();
+    let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    accounts.create(&pp, &account).await.unwrap();
+    if let Some(role) = role {
+        // Not named operator-...: make undeploy does not remove it, the test does.
+        let binding: ClusterRoleBinding = serde_json::from_value(json!({
+            "metadata": {"name": format!("deployed-{name}")},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": WORKLOADS}],
+        }))
+        .unwrap();
+        let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
+        let _ = bindings
+            .delete(&format!("deployed-{name}"), &DeleteParams::default())
+            .await;
+        bindings.create(&pp, &binding).await.unwrap();
+    }
+    let request: TokenRequest = serde_json::from_value(json!({"spec": {"expirationSeconds": 3600}})).unwrap();
+    accounts
+        .create_token_request(name, &pp, &request)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token
 }
 
-/// `/metrics` through the metrics Service (kube-proxy picks a replica each time), until every name the
-/// README lists was seen.
+/// `/metrics` through the metrics Service over HTTPS (kube-proxy picks a replica each time), with the
+/// token of a ServiceAccount bound to `operator-metrics-reader`, until every name the README lists was
+/// seen; refused without a token (401) and to an account not bound to it (403).
 async fn metrics_are_scraped_through_their_service(client: &kube::Client) {
     let services: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
     let service = services
@@ -202,31 +227,42 @@ async fn metrics_are_scraped_through_their_service(client: &kube::Client) {
         .await
         .unwrap();
     let spec = service.spec.unwrap();
+    let port = spec.ports.unwrap()[0].clone();
+    assert_eq!((port.name.as_deref(), port.port), (Some("https"), 8443));
     let address = SocketAddr::new(
         spec.cluster_ip.unwrap().parse().unwrap(),
-        spec.ports.unwrap()[0].port as u16,
+        u16::try_from(port.port).unwrap(),
     );
+    let reader = scraper_token(client, "metrics-scraper", Some("operator-metrics-reader")).await;
+    let stranger = scraper_token(client, "metrics-stranger", None).await;
     let wanted = readme_metric_names();
     assert!(wanted.len() > 10, "the README lists the metrics: {wanted:?}");
     let seen = std::sync::Mutex::new(BTreeSet::new());
     eventually(
-        "every metric the README lists, through the Service",
+        "every metric the README lists, through the Service, with the reader's token",
         CONVERGED_WITHIN,
         || async {
-            let response = support::http_get(address, "/metrics").await.ok()?;
-            assert_eq!(response.status, 200, "{}", response.body);
+            let response = https_get(address, "/metrics", Some(&reader)).await.ok()?;
+            // The binding may take a moment to reach the API server's authorizer.
+            (response.status == 200).then_some(())?;
             let mut seen = seen.lock().unwrap();
-            // `# TYPE name kind`: a counter's samples add `_total`, the family keeps the name as written.
-            for line in response.body.lines() {
-                if let Some(name) = line.strip_prefix("# TYPE ").and_then(|l| l.split(' ').next()) {
-                    seen.insert(name.to_owned());
-                    seen.insert(format!("{name}_total"));
-                }
-            }
+            seen.extend(declared_names(&response.body));
             wanted.iter().all(|name| seen.contains(name)).then_some(())
         },
     )
     .await;
+    let anonymous = https_get(address, "/metrics", None).await.unwrap();
+    assert_eq!(anonymous.status, 401, "no token: {}", anonymous.body);
+    let forbidden = https_get(address, "/metrics", Some(&stranger)).await.unwrap();
+    assert_eq!(forbidden.status, 403, "not a metrics reader: {}", forbidden.body);
+    let plain = support::http_get(address, "/metrics").await;
+    assert!(
+        plain.as_ref().map_or(true, |r| r.status != 200),
+        "no plain HTTP: {plain:?}"
+    );
+    let _ = Api::<ClusterRoleBinding>::all(client.clone())
+        .delete("deployed-metrics-scraper", &DeleteParams::default())
+        .await;
 }
 
 /// The leader's pod killed at once: the standby holds the Lease no later than the Lease's terms allow,

@@ -1,6 +1,6 @@
 //! The manager as operators of a cluster see it, on every tier, each test in a namespace of its own:
-//! `/metrics` after real reconciles, `/readyz` following the database, and shutdown that finishes
-//! in-flight work and then exits at once.
+//! `/metrics` after real reconciles, and shutdown that finishes in-flight work and then exits at once.
+//! `/readyz` through a database outage is in database_outage.rs, through a shutdown in drain.rs.
 
 mod support;
 
@@ -324,81 +324,6 @@ async fn metrics_after_reconciles_use_controller_runtime_names_and_never_name_an
     );
 }
 
-/// Polls `/readyz` until `done` holds, checking on every round that `/healthz` answers 200.
-async fn readyz_until(
-    operator: &mut OperatorProcess,
-    probes: std::net::SocketAddr,
-    what: &str,
-    limit: Duration,
-    done: impl Fn(&support::HttpResponse) -> bool,
-) -> support::HttpResponse {
-    let deadline = Instant::now() + limit;
-    loop {
-        let healthz = http_get(probes, "/healthz").await.expect("/healthz answers");
-        assert_eq!(healthz.status, 200, "/healthz: {}", healthz.body);
-        let readyz = http_get(probes, "/readyz").await.expect("/readyz answers");
-        if done(&readyz) {
-            return readyz;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "not {what} within {limit:?}: /readyz {} {:?}\n{}",
-            readyz.status,
-            readyz.body,
-            operator.log_so_far()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn readyz_follows_the_database_while_healthz_stays_up(backend: Backend) {
-    let scene = Scene::start(backend, "manager-readyz").await;
-    let pg = ThrowawayPostgres::start()
-        .await
-        .expect("throwaway PostgreSQL starts");
-    let url = pg.url();
-    let mut operator = operator_run(&scene, "postgres-writer", &[("DATABASE_URL", &url)]);
-    let probes = operator.bound_address("serving /healthz and /readyz").await;
-
-    let started = Instant::now();
-    let ready = readyz_until(&mut operator, probes, "ready", Duration::from_secs(60), |r| {
-        r.status == 200
-    })
-    .await;
-    assert_eq!(ready.body, "ok");
-    eprintln!("ready {:?} after start", started.elapsed());
-
-    pg.stop().await.expect("PostgreSQL stops");
-    let stopped = Instant::now();
-    let not_ready = readyz_until(&mut operator, probes, "not ready", Duration::from_secs(20), |r| {
-        r.status != 200
-    })
-    .await;
-    eprintln!("not ready {:?} after PostgreSQL stopped", stopped.elapsed());
-    assert_eq!(not_ready.status, 500);
-    assert!(not_ready.body.contains("database"), "{}", not_ready.body);
-
-    pg.restart().await.expect("PostgreSQL starts again");
-    let restarted = Instant::now();
-    readyz_until(
-        &mut operator,
-        probes,
-        "ready again",
-        Duration::from_secs(30),
-        |r| r.status == 200,
-    )
-    .await;
-    eprintln!("ready {:?} after PostgreSQL restarted", restarted.elapsed());
-
-    operator.signal("TERM");
-    let status = operator.exit_within(EXIT_AFTER_SIGNAL).await;
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "{status:?}\n{}",
-        operator.log_so_far()
-    );
-}
-
 async fn sigterm_exits_zero_once_the_reconciles_in_flight_finish(backend: Backend) {
     let scene = Scene::start(backend, "manager-sigterm").await;
     let mut operator = operator_run(&scene, "vote-config,web-app", &[]);
@@ -538,7 +463,6 @@ async fn a_graceful_shutdown_lets_the_reconcile_in_flight_finish(backend: Backen
 
 testenv::every_tier!(
     metrics_after_reconciles_use_controller_runtime_names_and_never_name_an_object,
-    readyz_follows_the_database_while_healthz_stays_up,
     sigterm_exits_zero_once_the_reconciles_in_flight_finish,
     a_graceful_shutdown_lets_the_reconcile_in_flight_finish,
 );

@@ -95,3 +95,41 @@ fn every_field_of_every_crd_version_is_described() {
         found.join("\n")
     );
 }
+
+/// The manager's pod is killed only after the process would have exited by itself: its grace period
+/// outlasts the drain (`--shutdown-drain-seconds`, as config/default passes it or its default) and the
+/// graceful shutdown after it.
+#[test]
+fn the_managers_grace_period_outlasts_its_drain_and_graceful_shutdown() {
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
+    let deployment = |file: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(config.join(file)).unwrap();
+        serde_yaml::Deserializer::from_str(&text)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .find(|d: &serde_json::Value| d["kind"] == "Deployment")
+            .unwrap_or_else(|| panic!("{file}: a Deployment"))
+    };
+    let manager = deployment("manager/manager.yaml");
+    let grace = manager["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        .as_u64()
+        .expect("config/manager sets terminationGracePeriodSeconds");
+    let patched = deployment("default/manager_webhook_patch.yaml");
+    let args = patched["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .expect("config/default's args")
+        .iter()
+        .filter_map(|a| a.as_str().map(str::to_owned))
+        .collect::<Vec<_>>();
+    let drain = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--shutdown-drain-seconds="))
+        .map_or(operator::manager::cli::DEFAULT_SHUTDOWN_DRAIN_SECONDS, |s| {
+            s.parse().unwrap()
+        });
+    let bound = drain + operator::manager::run::GRACEFUL_SHUTDOWN_TIMEOUT.as_secs();
+    assert!(
+        grace > bound,
+        "terminationGracePeriodSeconds {grace} must exceed the drain ({drain} s) and the graceful shutdown \
+         after it: {bound} s"
+    );
+}

@@ -2,11 +2,12 @@
 //! lifecycle (create, update, status, finalizers, drift repair, deletion, Events), two
 //! `operator run --leader-elect` replicas take turns on the Lease, and `operator run` issues its
 //! webhook certificate into the Secret config/webhook declares and puts its CA into the admission
-//! configurations and the CRD that call the webhook Service, against the embedded API server with its
-//! request audit on. Then:
-//! 1. every request the operator made is allowed by role.yaml, leader_election_role.yaml or
-//!    webhook_certificate_role.yaml (a ClusterRole anywhere, a Role in its own namespace only), with
-//!    RBAC's matching rules, resource names included;
+//! configurations and the CRD that call the webhook Service, and serves /metrics securely to a
+//! ServiceAccount bound to metrics_reader_role.yaml (reviewing its token and access), against the
+//! embedded API server with its request audit on. Then:
+//! 1. every request the operator made is allowed by role.yaml, leader_election_role.yaml,
+//!    webhook_certificate_role.yaml or metrics_auth_role.yaml (a ClusterRole anywhere, a Role in its
+//!    own namespace only), with RBAC's matching rules, resource names included;
 //! 2. every verb those roles grant was needed by some request: nothing is granted "just in case".
 //!
 //! The operator is everything but this test's own client, which says who it is in its user agent.
@@ -21,7 +22,8 @@ use apiserver::{AuditRecord, http::audit::Attributes};
 use k8s_openapi::{
     api::{
         admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
-        core::v1::{Secret, Service},
+        authentication::v1::TokenRequest,
+        core::v1::{Secret, Service, ServiceAccount},
         rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding},
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
@@ -43,6 +45,7 @@ use support::{
     lifecycles::{
         LIMIT, leader_election, postgres_writer_lifecycle, vote_config_lifecycle, web_app_lifecycle,
     },
+    scrape::https_get,
 };
 
 /// The user agent of this test's own client; every other request is the operator's.
@@ -87,7 +90,9 @@ fn grants() -> Vec<Grant> {
         "role.yaml",
         "leader_election_role.yaml",
         "webhook_certificate_role.yaml",
+        "metrics_auth_role.yaml",
         "role_binding.yaml",
+        "metrics_auth_role_binding.yaml",
     ]
     .into_iter()
     .flat_map(|file| rbac_documents(file).into_iter().map(move |d| (file, d)))
@@ -378,6 +383,65 @@ async fn webhook_certificate(kubeconfig: &Path, namespace: &str, client: &kube::
     );
 }
 
+/// `operator run` serving /metrics securely, scraped once by a ServiceAccount bound to config/rbac's
+/// metrics-reader: the manager asks the API server about the scraper's token and its access.
+async fn secure_metrics(kubeconfig: &Path, namespace: &str, client: &kube::Client) {
+    let reader: ClusterRole = typed(&rbac_documents("metrics_reader_role.yaml")[0]);
+    let pp = PostParams::default();
+    Api::<ClusterRole>::all(client.clone())
+        .create(&pp, &reader)
+        .await
+        .unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let account: ServiceAccount =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "prometheus"}})).unwrap();
+    accounts.create(&pp, &account).await.unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "metrics-reader-prometheus"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader.name_any()},
+        "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": namespace}],
+    }))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&pp, &binding)
+        .await
+        .unwrap();
+    let request: TokenRequest =
+        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 3600}})).unwrap();
+    let token = accounts
+        .create_token_request("prometheus", &pp, &request)
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .token;
+
+    let mut operator = OperatorProcess::spawn(
+        kubeconfig,
+        &[
+            "run",
+            "--controllers=vote-config",
+            "--metrics-bind-address=127.0.0.1:0",
+            "--metrics-secure",
+            "--health-probe-bind-address=0",
+            "--webhook-bind-address=0",
+        ],
+        &[("POD_NAMESPACE", namespace)],
+    );
+    let metrics = operator.bound_address("serving /metrics").await;
+    eventually("the metrics reader's scrape", LIMIT, || async {
+        (https_get(metrics, "/metrics", Some(&token)).await.ok()?.status == 200).then_some(())
+    })
+    .await;
+    operator.signal("TERM");
+    let status = operator.exit_within(support::EXIT_AFTER_SIGNAL).await;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?}\n{}",
+        operator.log_so_far()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unused() {
     let grants = grants();
@@ -426,6 +490,7 @@ async fn config_rbac_allows_every_request_of_the_operator_and_grants_nothing_unu
     // The webhook certificate, by the binary, last: the admission configurations it needs call a
     // Service no pod backs here, so no lifecycle could run beside them.
     webhook_certificate(&kubeconfig, &lease_namespace, &client).await;
+    secure_metrics(&kubeconfig, &lease_namespace, &client).await;
 
     let records: Vec<AuditRecord> = server
         .audit()

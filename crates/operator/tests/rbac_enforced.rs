@@ -7,8 +7,11 @@
 //! 1. with the roles as written, leader election, the webhook certificate (issued into its Secret, its
 //!    CA put into the configurations and the CRD that call the webhook Service) and every controller
 //!    work: each kind is reconciled to Ready and deleted cleanly;
+//!    /metrics, served securely, answers a ServiceAccount bound to `operator-metrics-reader` (the
+//!    manager reviews its token and access with `operator-metrics-auth-role`) and no one else;
 //! 2. with any single rule taken away, the operator fails visibly: it exits, its `/readyz` never turns
-//!    ready, it counts reconcile errors, or it logs a warning that the API server refused a request.
+//!    ready, it counts reconcile errors, it refuses the metrics reader, or it logs a warning that the
+//!    API server refused a request.
 //!
 //! `crates/operator/tests/rbac.rs` proves the other half against the embedded server's audit: no
 //! request outside the roles, and no rule that no request needed.
@@ -26,7 +29,7 @@ use k8s_openapi::{
         apps::v1::Deployment,
         authentication::v1::TokenRequest,
         core::v1::ServiceAccount,
-        rbac::v1::{ClusterRole, PolicyRule, Role},
+        rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role},
     },
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
@@ -39,18 +42,24 @@ use operator::{
     db::throwaway::ThrowawayPostgres,
 };
 use serde_json::json;
-use support::{Backend, ControlPlane, OperatorProcess, eventually, http_get, kubelet::KubeletStandIn};
+use support::{
+    Backend, ControlPlane, OperatorProcess, eventually, http_get, kubelet::KubeletStandIn, scrape::https_get,
+};
 
 /// Where `config/default` puts the manager.
 const NAMESPACE: &str = "operator-system";
 const SERVICE_ACCOUNT: &str = "operator-controller-manager";
 /// The manager's roles, as config/default names them: a ClusterRole, or a Role in [`NAMESPACE`].
-const ROLES: [(RoleKind, &str); 4] = [
+const ROLES: [(RoleKind, &str); 5] = [
     (RoleKind::Cluster, "operator-manager-role"),
     (RoleKind::Namespaced, "operator-leader-election-role"),
     (RoleKind::Namespaced, "operator-webhook-certificate-role"),
     (RoleKind::Cluster, "operator-webhook-ca-injection-role"),
+    (RoleKind::Cluster, "operator-metrics-auth-role"),
 ];
+/// Who may read /metrics, as config/rbac names the ClusterRole; the test's scraper is bound to it.
+const METRICS_READER: &str = "operator-metrics-reader";
+const SCRAPER: &str = "prometheus";
 /// The manager's Deployment in config/default: the flags it runs with.
 const DEPLOYMENT: &str = "operator-controller-manager";
 
@@ -111,6 +120,8 @@ fn manager(kubeconfig: &Path, database_url: &str, webhook_flags: &[String]) -> O
         "--leader-elect",
         "--metrics-bind-address",
         "127.0.0.1:0",
+        // As config/default serves it; on loopback it would be plain HTTP unless asked.
+        "--metrics-secure",
         "--health-probe-bind-address",
         "127.0.0.1:0",
         // The webhook port on loopback: the manager runs beside the control plane, not in a pod.
@@ -269,11 +280,37 @@ async fn delete_each(client: &kube::Client, name: &str) {
     .await;
 }
 
+/// A ServiceAccount of the scraper bound to [`METRICS_READER`], and a token the API server issued for it.
+async fn scraper_token(client: &kube::Client) -> String {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), NAMESPACE);
+    let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": SCRAPER}})).unwrap();
+    accounts.create(&PostParams::default(), &account).await.unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "metrics-reader-scraper"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": METRICS_READER},
+        "subjects": [{"kind": "ServiceAccount", "name": SCRAPER, "namespace": NAMESPACE}],
+    }))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+    let request: TokenRequest = serde_json::from_value(json!({"spec": {"expirationSeconds": 3600}})).unwrap();
+    accounts
+        .create_token_request(SCRAPER, &PostParams::default(), &request)
+        .await
+        .expect("a token for the scraper")
+        .status
+        .expect("token issued")
+        .token
+}
+
 /// How the operator shows that something is wrong, if it does within [`WITHIN`].
 async fn visible_failure(
     operator: &mut OperatorProcess,
     probes: std::net::SocketAddr,
     metrics: std::net::SocketAddr,
+    scraper: &str,
 ) -> Option<String> {
     let started = Instant::now();
     let mut ever_ready = false;
@@ -294,7 +331,13 @@ async fn visible_failure(
                 return Some(format!("never ready: /readyz {} {}", readyz.status, readyz.body));
             }
         }
-        if let Ok(scraped) = http_get(metrics, "/metrics").await {
+        if let Ok(scraped) = https_get(metrics, "/metrics", Some(scraper)).await {
+            if scraped.status != 200 {
+                return Some(format!(
+                    "refused the metrics reader: {} {}",
+                    scraped.status, scraped.body
+                ));
+            }
             let errors: f64 = scraped
                 .body
                 .lines()
@@ -416,8 +459,20 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
         .await
         .expect("throwaway PostgreSQL starts");
 
-    // 1. The roles as written: leader election, the webhook certificate and every controller work.
+    let scraper = scraper_token(&client).await;
+
+    // 1. The roles as written: leader election, the webhook certificate, every controller and the
+    // metrics reader's scrape work.
     let mut operator = manager(&kubeconfig, &pg.url(), &webhook_flags);
+    let metrics = operator.bound_address("serving /metrics").await;
+    let scraped = https_get(metrics, "/metrics", Some(&scraper))
+        .await
+        .expect("/metrics answers");
+    assert_eq!(scraped.status, 200, "the metrics reader reads: {}", scraped.body);
+    let anonymous = https_get(metrics, "/metrics", None)
+        .await
+        .expect("/metrics answers");
+    assert_eq!(anonymous.status, 401, "no one else: {}", anonymous.body);
     operator.wait_for_log("became the leader", WITHIN).await;
     eventually(
         "the manager's CA where the webhook Service is called",
@@ -459,7 +514,7 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
         let probes = operator.bound_address("serving /healthz and /readyz").await;
         let name = case_name(role, *index);
         create_one_of_each(&client, &name).await;
-        let failure = visible_failure(&mut operator, probes, metrics).await;
+        let failure = visible_failure(&mut operator, probes, metrics, &scraper).await;
         let what = format!(
             "{role} rule {index} ({:?} {:?} {:?})",
             rule.api_groups, rule.resources, rule.verbs

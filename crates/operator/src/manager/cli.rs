@@ -81,6 +81,10 @@ pub const DEV_WEBHOOK_BIND_ADDRESS: &str = "127.0.0.1:0";
 /// Where controller-runtime's webhook server looks for its certificate, and so where ours does.
 pub const DEFAULT_WEBHOOK_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 
+/// How long a stopping replica keeps serving the webhooks by default: a few kube-proxy syncs (its
+/// minimum sync period is 1 s) after the EndpointSlice update, with room for a loaded node.
+pub const DEFAULT_SHUTDOWN_DRAIN_SECONDS: u64 = 5;
+
 /// Which controllers to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ControllerName {
@@ -106,10 +110,20 @@ pub struct RunArgs {
     /// Controllers to run (comma-separated); all by default. Without postgres-writer no database is needed.
     #[arg(long, env = "CONTROLLERS", value_enum, value_delimiter = ',', default_values_t = [ControllerName::PostgresWriter, ControllerName::VoteConfig, ControllerName::WebApp])]
     pub controllers: Vec<ControllerName>,
-    /// Where /metrics is served (`:8080` means every interface; `0` turns it off). `dev` serves it on
+    /// Where /metrics is served (`:8443` means every interface; `0` turns it off). `dev` serves it on
     /// loopback by default.
-    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8443")]
     pub metrics_bind_address: String,
+    /// Serve /metrics over HTTPS, only to a bearer token the API server authenticates (TokenReview)
+    /// and authorizes for `get` on the URL /metrics (SubjectAccessReview), as controller-runtime's
+    /// secure metrics; `false`: plain HTTP to anyone who reaches the port. Unset: secure, except on a
+    /// loopback address (`dev`'s default), which only this machine reaches.
+    #[arg(long, env = "METRICS_SECURE", action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub metrics_secure: Option<bool>,
+    /// The directory with tls.crt and tls.key for secure metrics (read again when they change);
+    /// without it, a self-signed certificate made at start, as controller-runtime makes one.
+    #[arg(long, env = "METRICS_CERT_DIR")]
+    pub metrics_cert_dir: Option<PathBuf>,
     /// Where /healthz and /readyz are served (`:8081` means every interface; `0` turns them off). `dev`
     /// serves them on loopback by default.
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
@@ -183,6 +197,12 @@ pub struct RunArgs {
     /// bench, 2026-11-26). `operator dev` defaults to one per core: its embedded API server shares them.
     #[arg(long, env = "WORKER_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub worker_threads: Option<u16>,
+    /// Seconds a replica told to stop keeps serving the webhooks, already not ready, before it stops
+    /// them: the time for its Service to stop sending it connections (the EndpointSlice controller
+    /// drops a deleted pod at once, kube-proxy applies that within a second or two, more on a busy
+    /// node). The controllers stop at the signal. `dev` does not drain.
+    #[arg(long = "shutdown-drain-seconds", env = "SHUTDOWN_DRAIN_SECONDS", default_value_t = DEFAULT_SHUTDOWN_DRAIN_SECONDS, value_parser = clap::value_parser!(u64).range(0..=300))]
+    pub shutdown_drain_seconds: u64,
     #[command(flatten)]
     pub database: DatabaseConfig,
     #[command(flatten)]
@@ -197,6 +217,21 @@ impl RunArgs {
             namespace: self.leader_election_namespace.clone(),
             duration_seconds: self.lease_duration_seconds,
         }
+    }
+
+    /// Whether /metrics on `addr` is served securely: `--metrics-secure`, or unset, unless on loopback.
+    pub fn metrics_secure_at(&self, addr: SocketAddr) -> bool {
+        self.metrics_secure.unwrap_or(!addr.ip().is_loopback())
+    }
+
+    /// `--shutdown-drain-seconds`.
+    pub fn shutdown_drain(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.shutdown_drain_seconds)
+    }
+
+    /// How long the process may take to stop after SIGTERM: the drain, then the graceful shutdown.
+    pub fn shutdown_bound(&self) -> std::time::Duration {
+        self.shutdown_drain() + super::run::GRACEFUL_SHUTDOWN_TIMEOUT
     }
 
     /// `--event-backlog-mib` in bytes.
@@ -421,6 +456,22 @@ mod tests {
     }
 
     #[test]
+    fn a_stopping_replica_drains_for_seconds_and_exits_within_the_drain_and_the_graceful_timeout() {
+        let run = run_args(&[]).unwrap();
+        assert_eq!(run.shutdown_drain_seconds, 5);
+        assert_eq!(run.shutdown_bound(), std::time::Duration::from_secs(35));
+        assert_eq!(
+            run_args(&["--shutdown-drain-seconds", "0"])
+                .unwrap()
+                .shutdown_drain(),
+            std::time::Duration::ZERO
+        );
+        for bad in ["-1", "301", "soon"] {
+            assert!(run_args(&["--shutdown-drain-seconds", bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_lease_shorter_than_its_floor_is_refused() {
         assert_eq!(
             run_args(&["--lease-duration-seconds", "3"])
@@ -468,7 +519,7 @@ mod tests {
         assert_eq!(dev.run.metrics_bind_address, "127.0.0.1:8080");
         assert_eq!(dev.run.health_probe_bind_address, "127.0.0.1:8081");
         let run = run_args(&[]).unwrap();
-        assert_eq!(run.metrics_bind_address, ":8080");
+        assert_eq!(run.metrics_bind_address, ":8443");
         assert_eq!(run.health_probe_bind_address, ":8081");
         let Command::Dev(dev) = Cli::try_parse_from(["operator", "dev", "--metrics-bind-address", ":9090"])
             .unwrap()
@@ -477,6 +528,24 @@ mod tests {
             panic!("dev")
         };
         assert_eq!(dev.run.metrics_bind_address, ":9090");
+    }
+
+    #[test]
+    fn metrics_are_secure_unless_on_loopback_or_told_otherwise() {
+        let at =
+            |flags: &[&str], addr: &str| run_args(flags).unwrap().metrics_secure_at(addr.parse().unwrap());
+        assert!(at(&[], "0.0.0.0:8443"));
+        assert!(at(&[], "192.0.2.7:8443"));
+        assert!(!at(&[], "127.0.0.1:8080"), "loopback: this machine only");
+        assert!(!at(&[], "[::1]:8080"));
+        assert!(at(&["--metrics-secure"], "127.0.0.1:8080"));
+        assert!(at(&["--metrics-secure=true"], "127.0.0.1:8080"));
+        assert!(!at(&["--metrics-secure=false"], "0.0.0.0:8443"));
+        let Command::Dev(dev) = Cli::try_parse_from(["operator", "dev"]).unwrap().command else {
+            panic!("dev")
+        };
+        let addr = bind_address(&dev.run.metrics_bind_address).unwrap().unwrap();
+        assert!(!dev.run.metrics_secure_at(addr), "dev: plain HTTP on loopback");
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
 
     // The webhooks listen before the CRDs and configurations that send the API server to them exist:
     // from the first request on, VoteConfigs convert and default, and PostgresWriters are validated.
-    let manager = Manager::start(&args.run).await?;
+    let manager = Manager::start(&args.run, &client).await?;
     let webhooks = serve_webhooks(&manager, &args).await?;
     crds::install(&client, configurations::crds(&webhooks.endpoint)).await?;
     // The embedded API server reads them at every request: they apply from the next request on.

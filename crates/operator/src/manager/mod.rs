@@ -9,6 +9,8 @@ pub mod dev;
 pub mod leader;
 pub mod local_webhooks;
 pub mod logs;
+pub mod metrics_access;
 pub mod migrate;
 pub mod probes;
 pub mod run;
+pub mod shutdown;

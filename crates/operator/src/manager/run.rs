@@ -9,7 +9,9 @@ use tokio::{sync::watch, task::JoinSet};
 use super::{
     cli::{ControllerName, RunArgs, bind_address},
     leader::{self, Leadership},
-    probes,
+    metrics_access::MetricsAccess,
+    probes::{self, MetricsSecurity},
+    shutdown::Drain,
 };
 use crate::{
     Error, Result,
@@ -18,32 +20,43 @@ use crate::{
     webhook,
 };
 
-/// How long in-flight reconciles get after SIGTERM or Ctrl-C before the process exits anyway, with
-/// status 1 (controller-runtime's GracefulShutdownTimeout). A clean shutdown exits 0 before it.
+/// How long in-flight reconciles and webhook requests get after SIGTERM or Ctrl-C (after the drain
+/// period, see [`super::shutdown`]) before the process exits anyway, with status 1
+/// (controller-runtime's GracefulShutdownTimeout). A clean shutdown exits 0 before it.
 pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error). A held Lease
-/// is released on the way out, so that another replica takes over at once.
+/// is released on the way out, so that another replica takes over at once; on a shutdown the webhooks
+/// are drained first (see [`super::shutdown`]).
 pub async fn run(client: kube::Client, args: RunArgs, shutdown: watch::Receiver<bool>) -> Result<()> {
-    let manager = Manager::start(&args).await?;
+    let manager = Manager::start(&args, &client).await?;
     // Before the election: a standby answers admission and conversion as the leader does.
     let mut local = None;
-    if let Some(addr) = webhook_address(&args)? {
-        if !args.webhook_cert_secret.is_empty() {
-            serve_webhooks_self_issued(&manager, &client, addr, &args).await?;
-        } else if super::local_webhooks::wanted(&args) {
-            let serve = async |bind, tls| manager.serve_webhooks(bind, tls, &args).await;
-            local = super::local_webhooks::start(serve, &client, addr, &args).await?;
-        } else {
-            serve_webhooks_from_cert_dir(&manager, addr, &args).await?;
+    let webhooks = match webhook_address(&args)? {
+        None => None,
+        Some(addr) if !args.webhook_cert_secret.is_empty() => {
+            Some(serve_webhooks_self_issued(&manager, &client, addr, &args).await?)
         }
-    }
+        Some(addr) if super::local_webhooks::wanted(&args) => {
+            let serve = async |bind, tls| manager.serve_webhooks(bind, tls, &args).await;
+            // On this machine for this run alone, behind no Service: nothing to drain.
+            local = super::local_webhooks::start(serve, &client, addr, &args).await?;
+            None
+        }
+        Some(addr) => serve_webhooks_from_cert_dir(&manager, addr, &args).await?,
+    };
+    let drain = Drain::start(
+        manager.readiness.clone(),
+        webhooks.as_ref(),
+        shutdown.clone(),
+        args.shutdown_drain(),
+    );
     let outcome = manager.run_controllers(client, args, shutdown).await;
     // Outside a cluster: the conversion put back as it was, while the webhooks still answer.
     if let Some(local) = local {
         local.restore().await;
     }
-    outcome
+    drain.finish(webhooks, outcome).await
 }
 
 /// What the manager's parts share: the metrics every part records, the readiness the probes report,
@@ -55,8 +68,9 @@ pub struct Manager {
 }
 
 impl Manager {
-    /// Serves /metrics and the probes as `args` say, and opens the database pool if it is needed.
-    pub async fn start(args: &RunArgs) -> Result<Self> {
+    /// Serves /metrics (its reviews of scrapers through `client`) and the probes as `args` say, and
+    /// opens the database pool if it is needed.
+    pub async fn start(args: &RunArgs, client: &kube::Client) -> Result<Self> {
         let metrics = Arc::new(Metrics::new());
         let readiness = Arc::new(Readiness::default());
         // Not ready before every controller's cache has synced. A standby replica runs no controller
@@ -65,10 +79,19 @@ impl Manager {
             expect_controllers(&readiness, &args.controllers);
         }
         if let Some(addr) = bind_address(&args.metrics_bind_address).map_err(Error::Config)? {
-            let bound = probes::serve_metrics(addr, metrics.clone())
+            let secure = args.metrics_secure_at(addr);
+            let security = if secure {
+                MetricsSecurity::Secure {
+                    tls: Box::new(probes::metrics_tls(args.metrics_cert_dir.as_deref())?),
+                    access: Arc::new(MetricsAccess::new(client.clone())),
+                }
+            } else {
+                MetricsSecurity::Plain
+            };
+            let bound = probes::serve_metrics(addr, metrics.clone(), security)
                 .await
                 .map_err(|e| Error::Config(format!("metrics server on {addr}: {e}")))?;
-            tracing::info!(%bound, "serving /metrics");
+            tracing::info!(%bound, secure, "serving /metrics");
         }
         if let Some(addr) = bind_address(&args.health_probe_bind_address).map_err(Error::Config)? {
             let bound = probes::serve_probes(addr, readiness.clone())
@@ -181,12 +204,16 @@ pub fn webhook_address(args: &RunArgs) -> Result<Option<SocketAddr>> {
 
 /// Serves the webhooks with the certificate in `--webhook-cert-dir`; without one at the default
 /// place, warns and serves none (see the flag).
-async fn serve_webhooks_from_cert_dir(manager: &Manager, addr: SocketAddr, args: &RunArgs) -> Result<()> {
+async fn serve_webhooks_from_cert_dir(
+    manager: &Manager,
+    addr: SocketAddr,
+    args: &RunArgs,
+) -> Result<Option<webhook::server::WebhookServer>> {
     let dir = &args.webhook_cert_dir;
     if !webhook::tls::present_in(dir) {
         if dir.as_os_str() == super::cli::DEFAULT_WEBHOOK_CERT_DIR {
             tracing::warn!(dir = %dir.display(), "no webhook certificate: webhooks not served");
-            return Ok(());
+            return Ok(None);
         }
         return Err(Error::Config(format!(
             "--webhook-cert-dir {}: no {} and {} there",
@@ -196,8 +223,7 @@ async fn serve_webhooks_from_cert_dir(manager: &Manager, addr: SocketAddr, args:
         )));
     }
     let tls = webhook::tls::server_config(dir)?;
-    manager.serve_webhooks(addr, tls, args).await?;
-    Ok(())
+    Ok(Some(manager.serve_webhooks(addr, tls, args).await?))
 }
 
 /// Serves the webhooks with the certificate the operator issues itself (`--webhook-cert-secret`), and
@@ -207,7 +233,7 @@ async fn serve_webhooks_self_issued(
     client: &kube::Client,
     addr: SocketAddr,
     args: &RunArgs,
-) -> Result<()> {
+) -> Result<webhook::server::WebhookServer> {
     let settings = webhook::issuer::IssuerSettings {
         namespace: args.leader_election_namespace.clone(),
         secret: args.webhook_cert_secret.clone(),
@@ -216,9 +242,9 @@ async fn serve_webhooks_self_issued(
     };
     let issuer = webhook::issuer::SelfIssued::start(client.clone(), settings).await?;
     let tls = webhook::tls::server_config_with(issuer.slot())?;
-    manager.serve_webhooks(addr, tls, args).await?;
+    let server = manager.serve_webhooks(addr, tls, args).await?;
     tokio::spawn(issuer.keep());
-    Ok(())
+    Ok(server)
 }
 
 /// Waits for the controllers to end (on shutdown) or one to fail; aborts them all when leadership is

@@ -1,11 +1,17 @@
-//! What `/readyz` reports: every controller's cache has synced and every dependency answers.
+//! What `/readyz` reports: whether this pod can serve. Every controller's cache has synced and the
+//! process's own listeners (the webhook server) answer; never an external dependency. A pod that is not
+//! ready is taken out of its Services, so a database that is down would otherwise take the webhooks of
+//! VoteConfig and WebApp, which never touch it, down with it.
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
-/// A named check, e.g. `database`, that says whether a dependency answers right now.
+/// A named check, e.g. `webhook`, that says whether a part of this process serves right now.
 pub type Check = Arc<dyn Fn() -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 #[derive(Default)]
@@ -13,6 +19,9 @@ pub struct Readiness {
     /// Controller name -> whether its cache has synced.
     synced: Mutex<BTreeMap<&'static str, bool>>,
     checks: Mutex<Vec<(&'static str, Check)>>,
+    /// Set when the process was told to stop: never ready again, so that the Services stop sending
+    /// it requests while it still serves those already on their way.
+    shutting_down: AtomicBool,
 }
 
 impl std::fmt::Debug for Readiness {
@@ -45,8 +54,16 @@ impl Readiness {
             .push((name, check));
     }
 
+    /// Not ready from now on, whatever else holds: the process is shutting down.
+    pub fn shut_down(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
     /// Each failing item by name; empty when ready.
     pub async fn failing(&self) -> Vec<String> {
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return vec!["shutting down".to_owned()];
+        }
         let mut failing: Vec<String> = self
             .synced
             .lock()

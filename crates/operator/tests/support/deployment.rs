@@ -309,12 +309,7 @@ impl Deployed {
 
 /// The manager pods' names and their containers' restart counts: unchanged when nothing restarted.
 pub async fn manager_restarts(client: &kube::Client) -> Vec<(String, i32)> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let listed = pods
-        .list(&ListParams::default().labels(MANAGER_SELECTOR))
-        .await
-        .map(|l| live_pods(l.items))
-        .unwrap_or_default();
+    let listed = manager_pods(client).await.unwrap_or_default();
     let mut restarts: Vec<(String, i32)> = listed
         .iter()
         .map(|pod| (pod.name_any(), container_restarts(pod)))
@@ -349,6 +344,13 @@ pub fn live_pods(pods: Vec<Pod>) -> Vec<Pod> {
     pods.into_iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .collect()
+}
+
+/// The manager's pods that are not being deleted.
+pub async fn manager_pods(client: &kube::Client) -> kube::Result<Vec<Pod>> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let listed = pods.list(&ListParams::default().labels(MANAGER_SELECTOR)).await?;
+    Ok(live_pods(listed.items))
 }
 
 /// The image of a pod's first container.

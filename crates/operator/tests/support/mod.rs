@@ -12,6 +12,8 @@ pub mod kubelet;
 pub mod lifecycles;
 pub mod postgres_writer;
 pub mod scene;
+pub mod scrape;
+pub mod serving_operator;
 pub mod webhooks;
 
 use std::{future::Future, sync::Arc, time::Duration};
@@ -42,11 +44,14 @@ pub const WEB_IMAGE: &str = "localhost/operator-test/web:1";
 /// embedded server's simulated node and the real tier's kubelet stand-in report them ready at once.
 pub const PODS_READY_WITHIN: Duration = Duration::from_secs(120);
 
-/// How long a signalled `operator` may take to exit: the graceful-shutdown bound it promises (past
-/// it, the process exits anyway, with status 1) and time for the process to end. Exit status 0 tells a
-/// shutdown that finished from one cut short at the bound.
-pub const EXIT_AFTER_SIGNAL: Duration =
-    Duration::from_secs(operator::manager::run::GRACEFUL_SHUTDOWN_TIMEOUT.as_secs() + 10);
+/// How long a signalled `operator` may take to exit: the bound it promises, its default drain and the
+/// graceful shutdown after it (past it, the process exits anyway, with status 1), and time for the
+/// process to end. Exit status 0 tells a shutdown that finished from one cut short at the bound.
+pub const EXIT_AFTER_SIGNAL: Duration = Duration::from_secs(
+    operator::manager::cli::DEFAULT_SHUTDOWN_DRAIN_SECONDS
+        + operator::manager::run::GRACEFUL_SHUTDOWN_TIMEOUT.as_secs()
+        + 10,
+);
 
 /// A control plane of kind `backend` with our CRDs installed, and a client with every right.
 pub async fn cluster(backend: Backend) -> (ControlPlane, kube::Client) {
@@ -595,7 +600,12 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> std::io::Result
     let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, format!("GET {path}")))??;
-    let text = String::from_utf8_lossy(&raw);
+    read_response(&raw, path)
+}
+
+/// An HTTP/1.x response read to its end (`raw`), for the request of `path`.
+pub fn read_response(raw: &[u8], path: &str) -> std::io::Result<HttpResponse> {
+    let text = String::from_utf8_lossy(raw);
     let invalid = || std::io::Error::new(std::io::ErrorKind::InvalidData, format!("GET {path}: {text}"));
     let (head, body) = text.split_once("\r\n\r\n").ok_or_else(invalid)?;
     let mut lines = head.lines();

@@ -8,8 +8,6 @@
 mod pending_releases;
 mod sweep;
 
-use std::sync::Arc;
-
 use kube::{
     Resource, ResourceExt,
     runtime::{controller::Action, events::EventType},
@@ -63,18 +61,13 @@ pub async fn run(ctx: ControllerContext, pool: Pool, settings: Settings) -> Resu
     let pool_metrics = store.clone();
     ctx.metrics
         .on_scrape(move || pool_metrics.metrics().record_pool(pool_metrics.pool_status()));
-    // A quarter of the pool writes batches; the rest serves table checks, the readiness ping and the
-    // sweep. Fewer writers make larger batches: with 4 of 8 a burst averaged 1.8 rows per statement,
-    // with 2 of 8 2.5, and PostgreSQL's CPU fell by a quarter at the same latency (convergence bench).
+    // A quarter of the pool writes batches; the rest serves table checks and the sweep. Fewer writers
+    // make larger batches: with 4 of 8 a burst averaged 1.8 rows per statement, with 2 of 8 2.5, and
+    // PostgreSQL's CPU fell by a quarter at the same latency (convergence bench).
     let rows = RowWriter::start(store.clone(), (store.pool_status().max_size / 4).max(1));
-    let ping_rows = store.clone();
-    ctx.readiness.add_check(
-        "database",
-        Arc::new(move || {
-            let rows = ping_rows.clone();
-            Box::pin(async move { rows.ping().await })
-        }),
-    );
+    // The database is no part of `/readyz`: a pod not ready is taken out of the webhook Service, and
+    // VoteConfig's and WebApp's webhooks have nothing to do with PostgreSQL. An outage shows in the
+    // resources' DatabaseUnavailable condition, their Warning Events and the reconcile error metrics.
     let pending = PendingReleases::new(ctx.client.clone(), &ctx.namespace);
     if settings.orphan_sweep {
         let sweeping = sweep::sweep_orphan_rows_periodically(

@@ -231,7 +231,7 @@ impl RunArgs {
 
     /// How long the process may take to stop after SIGTERM: the drain, then the graceful shutdown.
     pub fn shutdown_bound(&self) -> std::time::Duration {
-        self.shutdown_drain() + super::run::GRACEFUL_SHUTDOWN_TIMEOUT
+        self.shutdown_drain() + super::shutdown::GRACEFUL_SHUTDOWN_TIMEOUT
     }
 
     /// `--event-backlog-mib` in bytes.

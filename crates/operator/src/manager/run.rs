@@ -20,10 +20,7 @@ use crate::{
     webhook,
 };
 
-/// How long in-flight reconciles and webhook requests get after SIGTERM or Ctrl-C (after the drain
-/// period, see [`super::shutdown`]) before the process exits anyway, with status 1
-/// (controller-runtime's GracefulShutdownTimeout). A clean shutdown exits 0 before it.
-pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+pub use super::shutdown::GRACEFUL_SHUTDOWN_TIMEOUT;
 
 /// Runs until `shutdown` turns true, a controller fails, or leadership is lost (an error). A held Lease
 /// is released on the way out, so that another replica takes over at once; on a shutdown the webhooks

@@ -13,13 +13,18 @@
 //! and a Lease released sooner is a leader elected sooner. controller-runtime orders it the same way
 //! (controllers, then webhooks last). The drain and the controllers' stop run side by side, so the
 //! process takes the longer of the two, within `--shutdown-drain-seconds` plus
-//! [`super::run::GRACEFUL_SHUTDOWN_TIMEOUT`].
+//! [`GRACEFUL_SHUTDOWN_TIMEOUT`].
 
 use std::{sync::Arc, time::Duration};
 
 use tokio::{sync::watch, task::JoinHandle};
 
 use crate::{Result, runtime::readiness::Readiness, webhook::server::WebhookServer};
+
+/// How long in-flight reconciles and webhook requests get after SIGTERM or Ctrl-C (after the drain
+/// period) before the process exits anyway, with status 1 (controller-runtime's
+/// GracefulShutdownTimeout). A clean shutdown exits 0 before it.
+pub const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The drain of one process: started with the process, acting at the shutdown signal.
 pub struct Drain {

@@ -49,9 +49,13 @@ pub struct WebhookServer {
 }
 
 impl WebhookServer {
-    /// Closes the port at once: the API server's calls then fail as with the operator down.
+    /// Closes the port at once and every idle connection with it, without a drain: the API server's
+    /// calls then fail as with the operator down. (Aborting the server's task would close the port
+    /// only: the API server keeps its connections open between calls, and each lives in a task of its
+    /// own that would go on answering.)
     pub fn stop(&self) {
-        self.task.abort();
+        self.draining.store(true, Ordering::SeqCst);
+        self.stopping.notify_one();
     }
 
     /// What makes the server close each connection after its response, from when it is started.

@@ -246,16 +246,9 @@ fn track(client: &kube::Client, namespace: &str) -> Arc<Mutex<Seen>> {
     seen
 }
 
-/// Polls `done` every 10 ms; returns when it holds.
-async fn until(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done().await {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+/// Polls `done` every 10 ms until it holds.
+async fn until(what: &str, limit: Duration, done: impl AsyncFnMut() -> bool) {
+    support::until_every(what, limit, Duration::from_millis(10), done).await
 }
 
 /// CPU seconds (user + system) used so far by process `pid`.

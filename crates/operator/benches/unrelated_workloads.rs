@@ -194,15 +194,8 @@ async fn measure(binary: &Path, workloads: usize, ours: usize) -> Figures {
 }
 
 /// Polls `done` every 100 ms until it holds.
-async fn until(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done().await {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+async fn until(what: &str, limit: Duration, done: impl AsyncFnMut() -> bool) {
+    support::until_every(what, limit, Duration::from_millis(100), done).await
 }
 
 async fn install_crds(client: &kube::Client) {

@@ -1,6 +1,10 @@
-//! What the operator's benchmarks share: free loopback ports and the operator process they drive.
+//! What the operator's benchmarks share: free loopback ports, the operator process they drive, and
+//! polling with a deadline.
 
-use std::process::Child;
+use std::{
+    process::Child,
+    time::{Duration, Instant},
+};
 
 /// A loopback port free at the time of asking.
 pub fn free_port() -> u16 {
@@ -17,5 +21,19 @@ impl Drop for Operator {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// Polls `done` every `every` until it holds; panics naming `what` once `limit` has passed.
+// Not every bench that shares this module polls (the webhook bench does not).
+#[allow(dead_code)]
+pub async fn until_every(what: &str, limit: Duration, every: Duration, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done().await {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {limit:?}"
+        );
+        tokio::time::sleep(every).await;
     }
 }

@@ -25,5 +25,6 @@ pub use ledger::{LEDGER_TABLE, OwnedRow, Released};
 pub use metrics::DatabaseMetrics;
 pub use pool::Pool;
 pub use rows::{Row, RowStore, TableState, UpsertOutcome};
+pub use server_verifiers::AnyServerCertificate;
 pub use table_name::TableName;
 pub use tls::SslMode;

@@ -4,57 +4,14 @@
 
 use std::{collections::BTreeSet, net::SocketAddr, sync::Arc, time::Duration};
 
+use operator::db::AnyServerCertificate;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::{
     TlsConnector,
-    rustls::{
-        self, ClientConfig, DigitallySignedStruct, SignatureScheme,
-        client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
-        crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature},
-        pki_types::{CertificateDer, ServerName, UnixTime},
-    },
+    rustls::{self, ClientConfig, pki_types::ServerName},
 };
 
 use super::HttpResponse;
-
-/// Accepts any certificate whose handshake signature verifies: what `insecureSkipVerify` checks.
-#[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
 
 /// `GET path` over HTTPS to `addr`, with `Authorization: Bearer <bearer>` when given, within 10 s.
 pub async fn https_get(addr: SocketAddr, path: &str, bearer: Option<&str>) -> std::io::Result<HttpResponse> {
@@ -63,7 +20,7 @@ pub async fn https_get(addr: SocketAddr, path: &str, bearer: Option<&str>) -> st
         .with_safe_default_protocol_versions()
         .map_err(std::io::Error::other)?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+        .with_custom_certificate_verifier(Arc::new(AnyServerCertificate(provider)))
         .with_no_client_auth();
     let connector = TlsConnector::from(Arc::new(config));
     let authorization = bearer

@@ -135,14 +135,6 @@ impl RowStore {
         &self.pool
     }
 
-    /// Whether the database answers a trivial query right now (within the step deadline).
-    pub async fn ping(&self) -> bool {
-        self.pool
-            .run(async |client| client.simple_query("SELECT 1").await.map_err(Error::Database))
-            .await
-            .is_ok()
-    }
-
     /// Trust `table`'s columns no longer: a statement on it failed in a way a hand edit explains.
     /// The prepared statements go too: one prepared before a column's type changed would keep failing.
     pub fn forget_table(&self, table: &TableName) {

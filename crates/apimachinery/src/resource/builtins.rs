@@ -46,8 +46,6 @@ const fn review(group: &'static str, kind: &'static str, plural: &'static str) -
     }
 }
 
-/// A subresource as discovery describes it: its name, the kind it answers with and its verbs.
-
 const CORE_EVENT_FIELDS: &[&str] = &[
     "involvedObject.kind",
     "involvedObject.namespace",

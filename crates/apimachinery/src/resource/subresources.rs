@@ -3,6 +3,7 @@
 
 use super::ResourceType;
 
+/// A subresource as discovery describes it: its name, the kind it answers with and its verbs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subresource {
     pub name: &'static str,

@@ -152,7 +152,6 @@ impl ApiServer {
             service_account_tokens: Default::default(),
             flow_control: Default::default(),
             controllers,
-            write_stages: Default::default(),
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

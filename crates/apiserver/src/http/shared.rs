@@ -28,8 +28,6 @@ pub struct Shared {
     pub flow_control: crate::flowcontrol::Classifier,
     /// The emulated controllers the store runs with.
     pub controllers: Arc<crate::emulated::Controllers>,
-    /// How often each stage of a request's write ran.
-    pub write_stages: crate::admission::WriteStages,
 }
 
 impl Shared {

@@ -77,7 +77,7 @@ pub struct Config {
     /// Whether one node is simulated (on by default): a ready Node object on which Pods are
     /// scheduled and reported running and ready at once, as a kubelet would report them, so that
     /// Deployments become available. Off, no node exists and Pods stay Pending, as on a control plane
-    /// without nodes. See [`emulated::workloads::node`].
+    /// without nodes. See `emulated::workloads::node`.
     pub simulated_node: bool,
 }
 

@@ -13,31 +13,46 @@ pub enum Error {
     Client(#[source] kube::Error),
     /// A CustomResourceDefinition without `metadata.name` cannot be installed or waited for.
     #[error("a CustomResourceDefinition{} has no metadata.name", from(file))]
-    UnnamedCrd { file: Option<PathBuf> },
+    UnnamedCrd {
+        /// The manifest it was read from, if it came from [`crate::Builder::crd_paths`].
+        file: Option<PathBuf>,
+    },
     /// The server refused the CRD: its answer (a 422 names the invalid field) is the source.
     #[error("installing CustomResourceDefinition {name}{}: {source}", from(file))]
     InstallCrd {
+        /// The CRD's `metadata.name`.
         name: String,
         /// The manifest it was read from ([`crate::Builder::crd_paths`]).
         file: Option<PathBuf>,
+        /// The server's answer.
         #[source]
         source: kube::Error,
     },
     /// A path given to [`crate::Builder::crd_paths`] is missing or unreadable, or a document in it is
     /// not YAML or not a CustomResourceDefinition that Kubernetes 1.33 serves.
     #[error("reading CustomResourceDefinitions from {path}: {reason}")]
-    ReadCrds { path: PathBuf, reason: String },
+    ReadCrds {
+        /// The file or directory, as given or as found in a directory given.
+        path: PathBuf,
+        /// What was wrong with it.
+        reason: String,
+    },
     /// The CRD was stored but did not report `Established` in time (or the watch on it failed).
     #[error("CustomResourceDefinition {name} was not Established within {timeout:?}: {reason}")]
     NotEstablished {
+        /// The CRD's `metadata.name`.
         name: String,
+        /// How long it was waited for ([`crate::Builder::establish_timeout`]).
         timeout: Duration,
+        /// Why the wait ended: the deadline, or the error of the watch on it.
         reason: String,
     },
     /// The kubeconfig could not be written.
     #[error("writing the kubeconfig to {path}: {source}")]
     WriteKubeconfig {
+        /// Where it was to be written.
         path: PathBuf,
+        /// Why it could not be.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -50,4 +65,5 @@ fn from(file: &Option<PathBuf>) -> String {
         .unwrap_or_default()
 }
 
+/// The crate's results: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -5,7 +5,7 @@
 //! lock: events go out through a broadcast channel, and a watcher that falls behind catches up from
 //! the ring (W12).
 //!
-//! With a data dir every change is also saved to disk before its writer is answered ([`persist`]).
+//! With a data dir every change is also saved to disk before its writer is answered (`persist`).
 
 mod deletion;
 mod event;

@@ -2,7 +2,7 @@
 
 use std::{path::PathBuf, time::Duration};
 
-/// Why starting the server, installing a CRD or writing a kubeconfig failed.
+/// Why starting the server, installing a CRD or a webhook, or writing a kubeconfig failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The server could not listen, or could not open its data dir.
@@ -47,6 +47,31 @@ pub enum Error {
         /// Why the wait ended: the deadline, or the error of the watch on it.
         reason: String,
     },
+    /// A path given to [`crate::WebhookInstallOptions::paths`] is missing or unreadable, or a document
+    /// in it is not YAML or not a webhook configuration that Kubernetes 1.33 serves.
+    #[error("reading webhook configurations from {path}: {reason}")]
+    ReadWebhooks { path: PathBuf, reason: String },
+    /// The port, the certificate or its directory for the test's webhook server could not be made.
+    #[error("{what} for the webhooks under test: {reason}")]
+    WebhookServing { what: &'static str, reason: String },
+    /// A webhook configuration without `metadata.name` cannot be installed.
+    #[error("a {kind}{} has no metadata.name", from(file))]
+    UnnamedWebhookConfiguration {
+        kind: &'static str,
+        file: Option<PathBuf>,
+    },
+    /// The server refused a webhook configuration: its answer (a 422 names the invalid field) is the
+    /// source.
+    #[error("installing {kind} {name}{}: {source}", from(file))]
+    InstallWebhook {
+        kind: &'static str,
+        name: String,
+        /// The manifest it was read from ([`crate::WebhookInstallOptions::paths`]).
+        file: Option<PathBuf>,
+        // Boxed: the other variants are small, and every Result of the crate carries this one's size.
+        #[source]
+        source: Box<kube::Error>,
+    },
     /// The kubeconfig could not be written.
     #[error("writing the kubeconfig to {path}: {source}")]
     WriteKubeconfig {
@@ -58,7 +83,7 @@ pub enum Error {
     },
 }
 
-/// ` (from FILE)` for a CRD read from a manifest, nothing for one given as a value.
+/// ` (from FILE)` for an object read from a manifest, nothing for one given as a value.
 fn from(file: &Option<PathBuf>) -> String {
     file.as_ref()
         .map(|file| format!(" (from {})", file.display()))

@@ -48,6 +48,10 @@
 //! a random bearer token, [`Builder::data_dir`] to keep objects across a restart instead of memory
 //! only, [`Builder::watch_list`] for streaming lists, [`Builder::watch_history`] to provoke a 410 Gone.
 //!
+//! [`Builder::webhook_install_options`] installs the webhooks a test serves itself, as envtest's
+//! `WebhookInstallOptions`: the configurations of `config/webhook` and the conversion webhooks of the
+//! CRDs, pointed at a loopback port with a certificate made for the run ([`WebhookServing`]).
+//!
 //! # What it emulates, and what not
 //!
 //! The server is Kubernetes 1.33's API, checked request by request against the real kube-apiserver
@@ -85,6 +89,11 @@ mod crds;
 mod environment;
 mod error;
 mod manifests;
+mod webhooks;
 
 pub use environment::{Builder, Environment};
 pub use error::{Error, Result};
+/// The TLS library [`WebhookServing::server_config`] is of (rustls 0.23), for a test that names its
+/// types.
+pub use serving::rustls;
+pub use webhooks::{DEFAULT_CONVERSION_PATH, WebhookInstallOptions, WebhookServing};

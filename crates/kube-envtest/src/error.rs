@@ -50,25 +50,40 @@ pub enum Error {
     /// A path given to [`crate::WebhookInstallOptions::paths`] is missing or unreadable, or a document
     /// in it is not YAML or not a webhook configuration that Kubernetes 1.33 serves.
     #[error("reading webhook configurations from {path}: {reason}")]
-    ReadWebhooks { path: PathBuf, reason: String },
+    ReadWebhooks {
+        /// The file or directory, as given or as found in a directory given.
+        path: PathBuf,
+        /// What was wrong with it.
+        reason: String,
+    },
     /// The port, the certificate or its directory for the test's webhook server could not be made.
     #[error("{what} for the webhooks under test: {reason}")]
-    WebhookServing { what: &'static str, reason: String },
+    WebhookServing {
+        /// What could not be made: the port, the certificate or its directory.
+        what: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// A webhook configuration without `metadata.name` cannot be installed.
     #[error("a {kind}{} has no metadata.name", from(file))]
     UnnamedWebhookConfiguration {
+        /// `MutatingWebhookConfiguration` or `ValidatingWebhookConfiguration`.
         kind: &'static str,
+        /// The manifest it was read from, if it came from [`crate::WebhookInstallOptions::paths`].
         file: Option<PathBuf>,
     },
     /// The server refused a webhook configuration: its answer (a 422 names the invalid field) is the
     /// source.
     #[error("installing {kind} {name}{}: {source}", from(file))]
     InstallWebhook {
+        /// `MutatingWebhookConfiguration` or `ValidatingWebhookConfiguration`.
         kind: &'static str,
+        /// The configuration's `metadata.name`.
         name: String,
         /// The manifest it was read from ([`crate::WebhookInstallOptions::paths`]).
         file: Option<PathBuf>,
-        // Boxed: the other variants are small, and every Result of the crate carries this one's size.
+        /// The server's answer. Boxed: the other variants are small, and every Result of the crate
+        /// carries this one's size.
         #[source]
         source: Box<kube::Error>,
     },

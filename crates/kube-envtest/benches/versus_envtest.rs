@@ -18,6 +18,10 @@
 
 #[path = "support/envtest_plane.rs"]
 mod envtest_plane;
+#[path = "support/proc_status.rs"]
+mod proc_status;
+
+use proc_status::status_kib;
 
 use std::{
     sync::{
@@ -59,23 +63,6 @@ fn env_number(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// `field` (`VmRSS`) of the /proc status file at `path`, in KiB.
-fn status_kib(path: &str, field: &str) -> u64 {
-    let status = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| {
-            rest.trim_start_matches(':')
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("{field} in {path}"))
 }
 
 fn own_rss_kib() -> u64 {

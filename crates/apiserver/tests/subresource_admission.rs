@@ -268,17 +268,7 @@ async fn webhooks_see_evictions_and_bindings(backend: Backend) {
     assert_eq!(reviews.len(), 1, "{reviews:?}");
     assert_eq!(
         described(&reviews[0]),
-        json!({
-            "kind": {"group": "policy", "version": "v1", "kind": "Eviction"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "subResource": "eviction",
-            "requestKind": {"group": "policy", "version": "v1", "kind": "Eviction"},
-            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
-            "requestSubResource": "eviction",
-            "operation": "CREATE", "name": "evictee", "namespace": namespace,
-            "objectKind": "Eviction", "objectApiVersion": "policy/v1", "objectName": "evictee",
-            "oldObject": null, "options": "CreateOptions",
-        })
+        pod_subresource_create(("policy", "Eviction"), "eviction", "evictee", namespace)
     );
 
     let binding = |node: &str| {
@@ -299,17 +289,7 @@ async fn webhooks_see_evictions_and_bindings(backend: Backend) {
     assert_eq!(reviews.len(), 1, "{reviews:?}");
     assert_eq!(
         described(&reviews[0]),
-        json!({
-            "kind": {"group": "", "version": "v1", "kind": "Binding"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "subResource": "binding",
-            "requestKind": {"group": "", "version": "v1", "kind": "Binding"},
-            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
-            "requestSubResource": "binding",
-            "operation": "CREATE", "name": "bound", "namespace": namespace,
-            "objectKind": "Binding", "objectApiVersion": "v1", "objectName": "bound",
-            "oldObject": null, "options": "CreateOptions",
-        })
+        pod_subresource_create(("", "Binding"), "binding", "bound", namespace)
     );
     assert_eq!(reviews[0]["object"]["target"]["name"], "node-a");
     let pod = request(&client, "GET", &format!("{pods}/bound"), "", Value::Null).await;
@@ -320,3 +300,27 @@ testenv::each_control_plane!(
     policies_see_scale_and_status_writes,
     webhooks_see_evictions_and_bindings,
 );
+
+/// What a review of a CREATE on a pod's subresource describes (see `described`): the subresource's
+/// own kind (`group`, `kind` at v1) posted to the pod `name`, with no old object.
+fn pod_subresource_create(
+    (group, kind): (&str, &str),
+    subresource: &str,
+    name: &str,
+    namespace: &str,
+) -> Value {
+    let gvk = json!({"group": group, "version": "v1", "kind": kind});
+    let pods = json!({"group": "", "version": "v1", "resource": "pods"});
+    let api_version = if group.is_empty() {
+        "v1".to_owned()
+    } else {
+        format!("{group}/v1")
+    };
+    json!({
+        "kind": gvk, "resource": pods, "subResource": subresource,
+        "requestKind": gvk, "requestResource": pods, "requestSubResource": subresource,
+        "operation": "CREATE", "name": name, "namespace": namespace,
+        "objectKind": kind, "objectApiVersion": api_version, "objectName": name,
+        "oldObject": null, "options": "CreateOptions",
+    })
+}

@@ -11,11 +11,11 @@ use apiserver::{ApiServer, Auth, Config};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Error, Result, WebhookInstallOptions, WebhookServing, crds, manifests, webhooks};
-
-/// How long a CRD may take to report Established. The server establishes a CRD within the write that
-/// creates it, so this only bounds a test on a machine stalled far beyond what any test tolerates.
-pub(crate) const DEFAULT_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::{
+    Error, Result, WebhookInstallOptions, WebhookServing,
+    crds::{self, DEFAULT_ESTABLISH_TIMEOUT},
+    manifests, webhooks,
+};
 
 /// An embedded Kubernetes API server running in this process, with the CRDs it was built with
 /// installed and Established. Dropping it stops the server and frees everything it held; [`Environment::stop`]

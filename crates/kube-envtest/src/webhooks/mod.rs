@@ -31,7 +31,11 @@ use self::{
     manifests::{Configurations, Read},
     serving::Reservation,
 };
-use crate::{Error, Result, crds, environment::DEFAULT_ESTABLISH_TIMEOUT, manifests::Crd};
+use crate::{
+    Error, Result,
+    crds::{self, DEFAULT_ESTABLISH_TIMEOUT},
+    manifests::Crd,
+};
 
 /// The field manager the configurations are applied as: a test's own later apply does not conflict.
 const FIELD_MANAGER: &str = "kube-envtest";

@@ -14,7 +14,11 @@
 use kube::core::admission::Operation;
 use serde_json::Value;
 
-use super::{Attributes, Kind, Target, mutate, validate, write_options_object};
+use super::{
+    Attributes, Kind, Target,
+    review_options::write_options_object,
+    stages::{mutate, validate},
+};
 use crate::{
     error::{Error, Result},
     store::{Stage, Update, WriteOptions, Written, subject},

@@ -78,7 +78,7 @@ dev: ## Embedded API server + throwaway PostgreSQL + every controller, on this m
 	$(CARGO) run -q -p operator --features dev --bin operator -- dev
 
 apiserver: ## Only the embedded API server, kubeconfig in .dev/kubeconfig.
-	$(CARGO) run -q -p apiserver --bin apiserver -- --kubeconfig .dev/kubeconfig
+	$(CARGO) run -q -p kube-embedded-apiserver --bin apiserver -- --kubeconfig .dev/kubeconfig
 
 static-binary: ## Build the static binary the image holds (profile image: release with whole-program LTO; the convergence bench runs it too); prints its path.
 	$(CARGO) build --profile image --target $(STATIC_TARGET) -p operator --bin operator

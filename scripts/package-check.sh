@@ -16,8 +16,13 @@ registry=$target/package-check/registry
 # packages as the workspace's, but unpacked from the registry to another path, and cargo rebuilds a
 # package whose source path changed, in each build that alternates between the two.
 example_target=$target/package-check/target
-# In dependency order, each after the crates it depends on.
-crates=(apimachinery serving apiserver kube-envtest)
+# In dependency order, each after the crates it depends on: their folders under crates/, and their
+# package names (the embedded server's package is `kube-embedded-apiserver` in `crates/apiserver`).
+dirs=(apimachinery serving apiserver kube-envtest)
+crates=()
+for dir in "${dirs[@]}"; do
+  crates+=("$(sed -n 's/^name = "\(.*\)"$/\1/p' "crates/$dir/Cargo.toml" | head -1)")
+done
 
 start=$(date +%s)
 # Uncommitted changes are packaged as they are: what is checked is the packages, not the checkout.
@@ -25,9 +30,9 @@ start=$(date +%s)
 # (kube-envtest's features: no Go); `cargo package` without --no-verify builds each alone as well.
 cargo package --offline --locked --allow-dirty --no-verify -q "${crates[@]/#/-p=}"
 packages=()
-for crate in "${crates[@]}"; do
-  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "crates/$crate/Cargo.toml" | head -1)
-  packages+=("$target/package/$crate-$version.crate")
+for i in "${!dirs[@]}"; do
+  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "crates/${dirs[$i]}/Cargo.toml" | head -1)
+  packages+=("$target/package/${crates[$i]}-$version.crate")
 done
 python3 scripts/local-registry.py "$registry" Cargo.lock "${packages[@]}"
 

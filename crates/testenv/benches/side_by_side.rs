@@ -67,7 +67,7 @@ fn apiserver_binary() -> PathBuf {
             "build",
             "--quiet",
             "-p",
-            "apiserver",
+            "kube-embedded-apiserver",
             "--bin",
             "apiserver",
             "--profile",

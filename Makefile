@@ -59,7 +59,7 @@ manifests: ## Write the generated CRDs into config/crd and the webhook manifests
 	$(OPERATOR) crds --out-dir config/crd
 	$(OPERATOR) webhooks --out-dir config/webhook
 
-generate: ## Write crates/apimachinery/generated again from the Kubernetes Go modules (what a build without Go reads).
+generate: ## Write crates/apimachinery/generated again from the Go modules (what a build without Go reads).
 	UPDATE_SNAPSHOT=1 $(CARGO) test -q -p apimachinery --lib the_committed_snapshot_says_what_the_go_modules_say
 
 package-check: ## Package kube-envtest and its crates, and build and test examples/configmap-mirror against the packages (no Go).

@@ -24,6 +24,9 @@
 //! this script checks that their text form reads back exactly, and a test fails when the committed
 //! snapshot differs; without it this script reads the snapshot, and runs no `go` and touches no network,
 //! for projects that use the embedded server as a test library. Both ways embed the same bytes.
+//!
+//! The OpenAPI v2 document's protobuf messages come the same two ways, from another Go module
+//! (`build/openapi_v2.rs`).
 
 #[cfg(feature = "go-modules")]
 use std::{collections::BTreeMap, process::Command};
@@ -38,6 +41,8 @@ use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 #[path = "build/descriptor_text.rs"]
 #[cfg_attr(not(feature = "go-modules"), allow(dead_code))]
 mod descriptor_text;
+#[path = "build/openapi_v2.rs"]
+mod openapi_v2;
 
 /// The Go modules whose `generated.proto` files describe the built-in kinds.
 #[cfg(feature = "go-modules")]
@@ -60,7 +65,9 @@ fn run() -> Result<(), String> {
     let out = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=build/descriptor_text.rs");
-    write_kubernetes_types(&manifest, &out)
+    println!("cargo:rerun-if-changed=build/openapi_v2.rs");
+    write_kubernetes_types(&manifest, &out)?;
+    openapi_v2::generate_messages(&manifest, &out)
 }
 
 /// Without `go-modules`: the descriptors and Go facts as committed in `generated/`, into OUT_DIR as the
@@ -72,7 +79,8 @@ fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
         println!("cargo:rerun-if-changed={}", path.display());
         fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
     };
-    let descriptors = descriptor_text::from_text(&read("descriptors.txt")?)?;
+    let descriptors =
+        descriptor_text::from_text(&read("descriptors.txt")?).map_err(|e| format!("descriptors.txt {e}"))?;
     fs::write(
         out.join("kubernetes.fds"),
         prost::Message::encode_to_vec(&descriptors),
@@ -85,21 +93,12 @@ fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
 /// the crate embeds and their text forms, which the snapshot test compares with `generated/`.
 #[cfg(feature = "go-modules")]
 fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
-    // A link to testenv/control-plane/go.mod, inside this crate so that its package carries the pins
-    // (cargo packages the file the link names).
-    let go_mod = manifest.join("build/control-plane.go.mod");
-    println!("cargo:rerun-if-changed={}", go_mod.display());
-    let pins = fs::read_to_string(&go_mod).map_err(|e| {
-        format!(
-            "cannot read {} (it pins the Kubernetes version): {e}",
-            go_mod.display()
-        )
-    })?;
+    let pins = pins(manifest)?;
     let mut modules = Vec::new();
     let mut versions = String::new();
     for module in MODULES {
         let version = pinned_version(&pins, module)
-            .ok_or_else(|| format!("{} pins no version of {module}", go_mod.display()))?;
+            .ok_or_else(|| format!("build/control-plane.go.mod pins no version of {module}"))?;
         modules.push((module, module_dir(module, &version)?));
         versions.push_str(&format!("# {module} {version}\n"));
     }
@@ -123,17 +122,7 @@ fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
     }
     // The normalized set is what both paths embed, so that a build from the snapshot has the very bytes.
     let descriptors = descriptor_text::normalized(&compiler.file_descriptor_set())?;
-    let text = descriptor_text::to_text(&descriptors, &snapshot_header("descriptors", &versions));
-    let read_back = descriptor_text::from_text(&text)?;
-    if let Some((file, _)) = descriptors.file.iter().zip(&read_back.file).find(|(a, b)| a != b) {
-        return Err(format!(
-            "the text form of {} does not read back as it was",
-            file.name()
-        ));
-    }
-    if read_back.file.len() != descriptors.file.len() {
-        return Err("the descriptors' text form does not read back as as many files".into());
-    }
+    let text = descriptor_text::read_back_text(&descriptors, &snapshot_header("descriptors", &versions))?;
     fs::write(
         out.join("kubernetes.fds"),
         prost::Message::encode_to_vec(&descriptors),
@@ -166,6 +155,20 @@ fn snapshot_header(what: &str, versions: &str) -> String {
          # these Go modules (the versions testenv/control-plane/go.mod pins). Do not edit: `make generate`\n\
          # writes it again, and apimachinery's snapshot test fails while it differs from the modules.\n{versions}"
     )
+}
+
+/// The text of testenv/control-plane/go.mod, which pins the Go modules' versions: read through a link
+/// inside this crate, so that its package carries the pins (cargo packages the file the link names).
+#[cfg(feature = "go-modules")]
+fn pins(manifest: &Path) -> Result<String, String> {
+    let go_mod = manifest.join("build/control-plane.go.mod");
+    println!("cargo:rerun-if-changed={}", go_mod.display());
+    fs::read_to_string(&go_mod).map_err(|e| {
+        format!(
+            "cannot read {} (it pins the Kubernetes version): {e}",
+            go_mod.display()
+        )
+    })
 }
 
 #[cfg(feature = "go-modules")]

@@ -1,5 +1,6 @@
-//! The descriptors of the built-in kinds as text, one line per file, import, message, field, enum and
-//! value, for the snapshot committed in `generated/descriptors.txt`.
+//! Descriptors as text, one line per file, import, message, oneof, field, enum and value, for the
+//! snapshots committed in `generated/`: the built-in kinds' (`descriptors.txt`) and the OpenAPI v2
+//! document's messages (`openapi_v2.txt`).
 //!
 //! Why text and not the binary `FileDescriptorSet`: a Kubernetes version bump then shows in review as
 //! the fields that came and went. Why a format of our own and not protobuf's text format: one line per
@@ -7,13 +8,13 @@
 //! line.
 //!
 //! Only what decides how a message reads and writes is kept ([`normalized`]): names, numbers, labels,
-//! types, JSON names, map entries and enums. Options such as `go_package` are dropped; anything
-//! else that would change the wire form (oneofs, extensions, defaults, packed fields) is refused, so a
-//! future `.proto` that uses it fails the build instead of being snapshotted wrong.
+//! types, JSON names, map entries, oneofs and enums. Options such as `go_package` are dropped; anything
+//! else that would change the wire form (extensions, defaults, packed fields, proto3 `optional`) is
+//! refused, so a future `.proto` that uses it fails the build instead of being snapshotted wrong.
 
 use prost_types::{
     DescriptorProto, EnumDescriptorProto, EnumValueDescriptorProto, FieldDescriptorProto,
-    FileDescriptorProto, FileDescriptorSet, MessageOptions,
+    FileDescriptorProto, FileDescriptorSet, MessageOptions, OneofDescriptorProto,
     field_descriptor_proto::{Label, Type},
 };
 
@@ -51,9 +52,11 @@ pub fn normalized(set: &FileDescriptorSet) -> Result<FileDescriptorSet, String> 
 
 fn normalized_message(file: &str, message: &DescriptorProto) -> Result<DescriptorProto, String> {
     let name = format!("{file}: {}", message.name());
-    if !message.oneof_decl.is_empty() || !message.extension.is_empty() || !message.extension_range.is_empty()
-    {
-        return Err(format!("{name}: oneofs or extensions"));
+    if !message.extension.is_empty() || !message.extension_range.is_empty() {
+        return Err(format!("{name}: extensions"));
+    }
+    if let Some(oneof) = message.oneof_decl.iter().find(|o| o.options.is_some()) {
+        return Err(format!("{name}: oneof {} has options", oneof.name()));
     }
     let map_entry = message
         .options
@@ -63,13 +66,12 @@ fn normalized_message(file: &str, message: &DescriptorProto) -> Result<Descripto
     let mut fields = Vec::new();
     for field in &message.field {
         if field.default_value.is_some()
-            || field.oneof_index.is_some()
             || field.extendee.is_some()
             || field.options.is_some()
             || field.proto3_optional.is_some()
         {
             return Err(format!(
-                "{name}.{}: a default, oneof, extendee or option",
+                "{name}.{}: a default, extendee, option or proto3 optional",
                 field.name()
             ));
         }
@@ -80,12 +82,21 @@ fn normalized_message(file: &str, message: &DescriptorProto) -> Result<Descripto
             r#type: field.r#type,
             type_name: field.type_name.clone(),
             json_name: field.json_name.clone(),
+            oneof_index: field.oneof_index,
             ..FieldDescriptorProto::default()
         });
     }
     Ok(DescriptorProto {
         name: message.name.clone(),
         field: fields,
+        oneof_decl: message
+            .oneof_decl
+            .iter()
+            .map(|o| OneofDescriptorProto {
+                name: o.name.clone(),
+                options: None,
+            })
+            .collect(),
         nested_type: message
             .nested_type
             .iter()
@@ -153,6 +164,9 @@ fn message_text(message: &DescriptorProto, scope: &str, text: &mut String) {
         "message\t{name}{}\n",
         if map_entry { "\tmap_entry" } else { "" }
     ));
+    for oneof in &message.oneof_decl {
+        text.push_str(&format!("oneof\t{}\n", oneof.name()));
+    }
     for field in &message.field {
         let label = field
             .label()
@@ -171,6 +185,12 @@ fn message_text(message: &DescriptorProto, scope: &str, text: &mut String) {
         ));
         if let Some(type_name) = &field.type_name {
             text.push_str(&format!("\t{type_name}"));
+        }
+        if let Some(oneof) = field
+            .oneof_index
+            .and_then(|index| message.oneof_decl.get(usize::try_from(index).ok()?))
+        {
+            text.push_str(&format!("\toneof={}", oneof.name()));
         }
         // protoc and protox write the camelCase JSON name on every field: only another one is written.
         match &field.json_name {
@@ -195,6 +215,23 @@ fn enum_text(e: &EnumDescriptorProto, scope: &str, text: &mut String) {
     }
 }
 
+/// [`to_text`], checked to read back through [`from_text`] as exactly `set`: what a build from the
+/// snapshot compiles is then what this one does.
+pub fn read_back_text(set: &FileDescriptorSet, header: &str) -> Result<String, String> {
+    let text = to_text(set, header);
+    let read_back = from_text(&text)?;
+    if let Some((file, _)) = set.file.iter().zip(&read_back.file).find(|(a, b)| a != b) {
+        return Err(format!(
+            "the text form of {} does not read back as it was",
+            file.name()
+        ));
+    }
+    if read_back.file.len() != set.file.len() {
+        return Err("the descriptors' text form does not read back as as many files".into());
+    }
+    Ok(text)
+}
+
 /// The set [`to_text`] wrote; an error names the line that does not read.
 pub fn from_text(text: &str) -> Result<FileDescriptorSet, String> {
     let mut set = FileDescriptorSet::default();
@@ -205,7 +242,7 @@ pub fn from_text(text: &str) -> Result<FileDescriptorSet, String> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = |why: &str| format!("descriptors.txt line {}: {why}: {line}", index + 1);
+        let bad = |why: &str| format!("line {}: {why}: {line}", index + 1);
         let columns: Vec<&str> = line.split('\t').collect();
         let file = set.file.last_mut();
         match (columns.as_slice(), file) {
@@ -241,6 +278,15 @@ pub fn from_text(text: &str) -> Result<FileDescriptorSet, String> {
                 message = path;
                 in_enum = None;
             }
+            (["oneof", name], Some(file)) => {
+                message_at(&mut file.message_type, &message)
+                    .ok_or_else(|| bad("outside a message"))?
+                    .oneof_decl
+                    .push(OneofDescriptorProto {
+                        name: Some((*name).to_owned()),
+                        options: None,
+                    });
+            }
             (["field", name, number, label, kind, rest @ ..], Some(file)) => {
                 let owner =
                     message_at(&mut file.message_type, &message).ok_or_else(|| bad("outside a message"))?;
@@ -257,6 +303,15 @@ pub fn from_text(text: &str) -> Result<FileDescriptorSet, String> {
                 field.set_label(label);
                 field.set_type(kind);
                 for extra in rest {
+                    if let Some(oneof) = extra.strip_prefix("oneof=") {
+                        let index = owner
+                            .oneof_decl
+                            .iter()
+                            .position(|o| o.name() == oneof)
+                            .ok_or_else(|| bad("in an undeclared oneof"))?;
+                        field.oneof_index = Some(i32::try_from(index).map_err(|_| bad("too many oneofs"))?);
+                        continue;
+                    }
                     match extra.strip_prefix("json=") {
                         Some("-") => field.json_name = None,
                         Some(json) => field.json_name = Some(json.to_owned()),

@@ -1,12 +1,12 @@
-//! The snapshot of the built-in kinds' types in `generated/` against what this build read from the
-//! Kubernetes Go modules (feature `go-modules`). A build without that feature embeds the snapshot
-//! instead, byte for byte (build.rs), so it must say what the modules say. `make generate` rewrites it
-//! (`UPDATE_SNAPSHOT=1` on this test).
+//! The snapshot of the built-in kinds' types (and of the OpenAPI v2 document's messages) in
+//! `generated/` against what this build read from the Go modules (feature `go-modules`). A build
+//! without that feature embeds the snapshot instead, byte for byte (build.rs), so it must say what the
+//! modules say. `make generate` rewrites it (`UPDATE_SNAPSHOT=1` on this test).
 
 use std::path::Path;
 
 /// Each snapshot file, beside what build.rs derived from the Go modules for it.
-const FILES: [(&str, &str); 2] = [
+const FILES: [(&str, &str); 3] = [
     (
         "descriptors.txt",
         include_str!(concat!(env!("OUT_DIR"), "/descriptors.txt")),
@@ -14,6 +14,10 @@ const FILES: [(&str, &str); 2] = [
     (
         "go_fields.tsv",
         include_str!(concat!(env!("OUT_DIR"), "/go_fields.tsv")),
+    ),
+    (
+        "openapi_v2.txt",
+        include_str!(concat!(env!("OUT_DIR"), "/openapi_v2.txt")),
     ),
 ];
 

@@ -11,6 +11,8 @@
 pub mod definitions;
 pub mod operations;
 pub mod protobuf;
+#[cfg(test)]
+mod protobuf_legacy;
 pub mod schemas;
 pub mod v2;
 pub mod v3;

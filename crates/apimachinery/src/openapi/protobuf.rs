@@ -1,314 +1,26 @@
 //! The OpenAPI v2 document in the protobuf form client-go asks for
-//! (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`): the messages of the
-//! `openapi.v2` protobuf package (gnostic) that a Kubernetes document uses, with their field numbers,
-//! and the translation of the JSON document into them. Values without a message of their own
-//! (defaults, enums, vendor extensions) travel as YAML text, which JSON is.
+//! (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`): the JSON document translated into
+//! the messages of gnostic's `openapi.v2` package ([`openapi_v2`]). Values without a message of their
+//! own (defaults, enums, vendor extensions) travel as YAML text, which JSON is.
 
 use prost::Message;
 use serde_json::Value;
 
-#[derive(Clone, PartialEq, Message)]
-pub struct Document {
-    #[prost(string, tag = "1")]
-    pub swagger: String,
-    #[prost(message, optional, tag = "2")]
-    pub info: Option<Info>,
-    #[prost(message, optional, tag = "8")]
-    pub paths: Option<Paths>,
-    #[prost(message, optional, tag = "9")]
-    pub definitions: Option<Definitions>,
-}
+use self::openapi_v2::{
+    AdditionalPropertiesItem, Any, BodyParameter, Definitions, Document, Info, ItemsItem, NamedAny,
+    NamedPathItem, NamedResponseValue, NamedSchema, NonBodyParameter, Operation, Parameter, ParametersItem,
+    PathItem, PathParameterSubSchema, Paths, Properties, QueryParameterSubSchema, Response, ResponseValue,
+    Responses, Schema, SchemaItem, TypeItem, additional_properties_item, non_body_parameter, parameter,
+    parameters_item, response_value, schema_item,
+};
 
-#[derive(Clone, PartialEq, Message)]
-pub struct Info {
-    #[prost(string, tag = "1")]
-    pub title: String,
-    #[prost(string, tag = "2")]
-    pub version: String,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Paths {
-    #[prost(message, repeated, tag = "2")]
-    pub path: Vec<NamedPathItem>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct NamedPathItem {
-    #[prost(string, tag = "1")]
-    pub name: String,
-    #[prost(message, optional, tag = "2")]
-    pub value: Option<PathItem>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct PathItem {
-    #[prost(message, optional, tag = "2")]
-    pub get: Option<Operation>,
-    #[prost(message, optional, tag = "3")]
-    pub put: Option<Operation>,
-    #[prost(message, optional, tag = "4")]
-    pub post: Option<Operation>,
-    #[prost(message, optional, tag = "5")]
-    pub delete: Option<Operation>,
-    #[prost(message, optional, tag = "8")]
-    pub patch: Option<Operation>,
-    #[prost(message, repeated, tag = "9")]
-    pub parameters: Vec<ParametersItem>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Operation {
-    #[prost(string, tag = "3")]
-    pub description: String,
-    #[prost(string, tag = "5")]
-    pub operation_id: String,
-    #[prost(string, repeated, tag = "6")]
-    pub produces: Vec<String>,
-    #[prost(string, repeated, tag = "7")]
-    pub consumes: Vec<String>,
-    #[prost(message, repeated, tag = "8")]
-    pub parameters: Vec<ParametersItem>,
-    #[prost(message, optional, tag = "9")]
-    pub responses: Option<Responses>,
-    #[prost(string, repeated, tag = "10")]
-    pub schemes: Vec<String>,
-    #[prost(message, repeated, tag = "13")]
-    pub vendor_extension: Vec<NamedAny>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct ParametersItem {
-    #[prost(message, optional, tag = "1")]
-    pub parameter: Option<Parameter>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Parameter {
-    #[prost(oneof = "ParameterKind", tags = "1, 2")]
-    pub kind: Option<ParameterKind>,
-}
-
-#[derive(Clone, PartialEq, prost::Oneof)]
-pub enum ParameterKind {
-    #[prost(message, boxed, tag = "1")]
-    Body(Box<BodyParameter>),
-    #[prost(message, tag = "2")]
-    NonBody(NonBodyParameter),
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct BodyParameter {
-    #[prost(string, tag = "1")]
-    pub description: String,
-    #[prost(string, tag = "2")]
-    pub name: String,
-    #[prost(string, tag = "3")]
-    pub r#in: String,
-    #[prost(bool, tag = "4")]
-    pub required: bool,
-    #[prost(message, optional, tag = "5")]
-    pub schema: Option<Schema>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct NonBodyParameter {
-    #[prost(oneof = "NonBodyKind", tags = "3, 4")]
-    pub kind: Option<NonBodyKind>,
-}
-
-#[derive(Clone, PartialEq, prost::Oneof)]
-pub enum NonBodyKind {
-    #[prost(message, tag = "3")]
-    Query(QueryParameter),
-    #[prost(message, tag = "4")]
-    Path(PathParameter),
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct QueryParameter {
-    #[prost(bool, tag = "1")]
-    pub required: bool,
-    #[prost(string, tag = "2")]
-    pub r#in: String,
-    #[prost(string, tag = "3")]
-    pub description: String,
-    #[prost(string, tag = "4")]
-    pub name: String,
-    #[prost(string, tag = "6")]
-    pub r#type: String,
-    #[prost(bool, tag = "20")]
-    pub unique_items: bool,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct PathParameter {
-    #[prost(bool, tag = "1")]
-    pub required: bool,
-    #[prost(string, tag = "2")]
-    pub r#in: String,
-    #[prost(string, tag = "3")]
-    pub description: String,
-    #[prost(string, tag = "4")]
-    pub name: String,
-    #[prost(string, tag = "5")]
-    pub r#type: String,
-    #[prost(bool, tag = "19")]
-    pub unique_items: bool,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Responses {
-    #[prost(message, repeated, tag = "1")]
-    pub response_code: Vec<NamedResponseValue>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct NamedResponseValue {
-    #[prost(string, tag = "1")]
-    pub name: String,
-    #[prost(message, optional, tag = "2")]
-    pub value: Option<ResponseValue>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct ResponseValue {
-    #[prost(message, optional, tag = "1")]
-    pub response: Option<Response>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Response {
-    #[prost(string, tag = "1")]
-    pub description: String,
-    #[prost(message, optional, tag = "2")]
-    pub schema: Option<SchemaItem>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct SchemaItem {
-    #[prost(message, optional, tag = "1")]
-    pub schema: Option<Schema>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Definitions {
-    #[prost(message, repeated, tag = "1")]
-    pub additional_properties: Vec<NamedSchema>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct NamedSchema {
-    #[prost(string, tag = "1")]
-    pub name: String,
-    #[prost(message, optional, tag = "2")]
-    pub value: Option<Schema>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Schema {
-    #[prost(string, tag = "1")]
-    pub r#ref: String,
-    #[prost(string, tag = "2")]
-    pub format: String,
-    #[prost(string, tag = "3")]
-    pub title: String,
-    #[prost(string, tag = "4")]
-    pub description: String,
-    #[prost(message, optional, tag = "5")]
-    pub default: Option<Any>,
-    #[prost(double, tag = "6")]
-    pub multiple_of: f64,
-    #[prost(double, tag = "7")]
-    pub maximum: f64,
-    #[prost(bool, tag = "8")]
-    pub exclusive_maximum: bool,
-    #[prost(double, tag = "9")]
-    pub minimum: f64,
-    #[prost(bool, tag = "10")]
-    pub exclusive_minimum: bool,
-    #[prost(int64, tag = "11")]
-    pub max_length: i64,
-    #[prost(int64, tag = "12")]
-    pub min_length: i64,
-    #[prost(string, tag = "13")]
-    pub pattern: String,
-    #[prost(int64, tag = "14")]
-    pub max_items: i64,
-    #[prost(int64, tag = "15")]
-    pub min_items: i64,
-    #[prost(bool, tag = "16")]
-    pub unique_items: bool,
-    #[prost(int64, tag = "17")]
-    pub max_properties: i64,
-    #[prost(int64, tag = "18")]
-    pub min_properties: i64,
-    #[prost(string, repeated, tag = "19")]
-    pub required: Vec<String>,
-    #[prost(message, repeated, tag = "20")]
-    pub r#enum: Vec<Any>,
-    #[prost(message, optional, tag = "21")]
-    pub additional_properties: Option<AdditionalPropertiesItem>,
-    #[prost(message, optional, tag = "22")]
-    pub r#type: Option<TypeItem>,
-    #[prost(message, optional, tag = "23")]
-    pub items: Option<ItemsItem>,
-    #[prost(message, repeated, tag = "24")]
-    pub all_of: Vec<Schema>,
-    #[prost(message, optional, tag = "25")]
-    pub properties: Option<Properties>,
-    #[prost(bool, tag = "27")]
-    pub read_only: bool,
-    #[prost(message, optional, tag = "30")]
-    pub example: Option<Any>,
-    #[prost(message, repeated, tag = "31")]
-    pub vendor_extension: Vec<NamedAny>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct AdditionalPropertiesItem {
-    #[prost(oneof = "AdditionalProperties", tags = "1, 2")]
-    pub value: Option<AdditionalProperties>,
-}
-
-#[derive(Clone, PartialEq, prost::Oneof)]
-pub enum AdditionalProperties {
-    #[prost(message, boxed, tag = "1")]
-    Schema(Box<Schema>),
-    #[prost(bool, tag = "2")]
-    Boolean(bool),
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct TypeItem {
-    #[prost(string, repeated, tag = "1")]
-    pub value: Vec<String>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct ItemsItem {
-    #[prost(message, repeated, tag = "1")]
-    pub schema: Vec<Schema>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Properties {
-    #[prost(message, repeated, tag = "1")]
-    pub additional_properties: Vec<NamedSchema>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct NamedAny {
-    #[prost(string, tag = "1")]
-    pub name: String,
-    #[prost(message, optional, tag = "2")]
-    pub value: Option<Any>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-pub struct Any {
-    #[prost(string, tag = "2")]
-    pub yaml: String,
+/// gnostic's `openapi.v2` messages (`openapiv2/OpenAPIv2.proto` of the gnostic-models Go module, the
+/// version kube-openapi uses), generated by prost-build at build time from their descriptors (build.rs).
+// Generated code: a oneof's variants are laid out as gnostic declares them, a large message beside a
+// JSON reference; boxing them would only change the types the translation below builds.
+#[allow(clippy::large_enum_variant)]
+pub mod openapi_v2 {
+    include!(concat!(env!("OUT_DIR"), "/openapi.v2.rs"));
 }
 
 fn text(value: &Value, key: &str) -> String {
@@ -344,6 +56,7 @@ fn entries(value: &Value, key: &str) -> Vec<(String, Value)> {
 fn yaml(value: &Value) -> Any {
     Any {
         yaml: value.to_string(),
+        ..Any::default()
     }
 }
 
@@ -367,6 +80,7 @@ pub fn encode(document: &Value) -> Vec<u8> {
         info: document.get("info").map(|info| Info {
             title: text(info, "title"),
             version: text(info, "version"),
+            ..Info::default()
         }),
         paths: Some(Paths {
             path: entries(document, "paths")
@@ -376,10 +90,12 @@ pub fn encode(document: &Value) -> Vec<u8> {
                     value: Some(path_item(&item)),
                 })
                 .collect(),
+            ..Paths::default()
         }),
         definitions: Some(Definitions {
             additional_properties: named_schemas(document, "definitions"),
         }),
+        ..Document::default()
     }
     .encode_to_vec()
 }
@@ -403,37 +119,45 @@ fn path_item(item: &Value) -> PathItem {
         delete: op("delete"),
         patch: op("patch"),
         parameters: parameters(item),
+        ..PathItem::default()
     }
 }
 
 fn parameters(value: &Value) -> Vec<ParametersItem> {
     let kind = |p: &Value| match text(p, "in").as_str() {
-        "body" => Some(ParameterKind::Body(Box::new(BodyParameter {
+        "body" => Some(parameter::Oneof::BodyParameter(BodyParameter {
             description: text(p, "description"),
             name: text(p, "name"),
             r#in: "body".into(),
             required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
             schema: p.get("schema").map(schema),
-        }))),
-        "query" => Some(ParameterKind::NonBody(NonBodyParameter {
-            kind: Some(NonBodyKind::Query(QueryParameter {
-                required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
-                r#in: "query".into(),
-                description: text(p, "description"),
-                name: text(p, "name"),
-                r#type: text(p, "type"),
-                unique_items: p.get("uniqueItems").and_then(Value::as_bool).unwrap_or(false),
-            })),
+            ..BodyParameter::default()
         })),
-        "path" => Some(ParameterKind::NonBody(NonBodyParameter {
-            kind: Some(NonBodyKind::Path(PathParameter {
-                required: true,
-                r#in: "path".into(),
-                description: text(p, "description"),
-                name: text(p, "name"),
-                r#type: text(p, "type"),
-                unique_items: p.get("uniqueItems").and_then(Value::as_bool).unwrap_or(false),
-            })),
+        "query" => Some(parameter::Oneof::NonBodyParameter(NonBodyParameter {
+            oneof: Some(non_body_parameter::Oneof::QueryParameterSubSchema(
+                QueryParameterSubSchema {
+                    required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
+                    r#in: "query".into(),
+                    description: text(p, "description"),
+                    name: text(p, "name"),
+                    r#type: text(p, "type"),
+                    unique_items: p.get("uniqueItems").and_then(Value::as_bool).unwrap_or(false),
+                    ..QueryParameterSubSchema::default()
+                },
+            )),
+        })),
+        "path" => Some(parameter::Oneof::NonBodyParameter(NonBodyParameter {
+            oneof: Some(non_body_parameter::Oneof::PathParameterSubSchema(
+                PathParameterSubSchema {
+                    required: true,
+                    r#in: "path".into(),
+                    description: text(p, "description"),
+                    name: text(p, "name"),
+                    r#type: text(p, "type"),
+                    unique_items: p.get("uniqueItems").and_then(Value::as_bool).unwrap_or(false),
+                    ..PathParameterSubSchema::default()
+                },
+            )),
         })),
         _ => None,
     };
@@ -444,7 +168,7 @@ fn parameters(value: &Value) -> Vec<ParametersItem> {
         .flatten()
         .filter_map(|p| {
             kind(p).map(|kind| ParametersItem {
-                parameter: Some(Parameter { kind: Some(kind) }),
+                oneof: Some(parameters_item::Oneof::Parameter(Parameter { oneof: Some(kind) })),
             })
         })
         .collect()
@@ -463,18 +187,21 @@ fn operation(op: &Value) -> Operation {
                 .map(|(code, response)| NamedResponseValue {
                     name: code,
                     value: Some(ResponseValue {
-                        response: Some(Response {
+                        oneof: Some(response_value::Oneof::Response(Response {
                             description: text(&response, "description"),
                             schema: response.get("schema").map(|s| SchemaItem {
-                                schema: Some(schema(s)),
+                                oneof: Some(schema_item::Oneof::Schema(schema(s))),
                             }),
-                        }),
+                            ..Response::default()
+                        })),
                     }),
                 })
                 .collect(),
+            ..Responses::default()
         }),
         schemes: strings(op, "schemes"),
         vendor_extension: extensions(op),
+        ..Operation::default()
     }
 }
 
@@ -501,8 +228,10 @@ fn schema(s: &Value) -> Schema {
         _ => None,
     };
     let additional_properties = match s.get("additionalProperties") {
-        Some(Value::Bool(allowed)) => Some(AdditionalProperties::Boolean(*allowed)),
-        Some(other @ Value::Object(_)) => Some(AdditionalProperties::Schema(Box::new(schema(other)))),
+        Some(Value::Bool(allowed)) => Some(additional_properties_item::Oneof::Boolean(*allowed)),
+        Some(other @ Value::Object(_)) => {
+            Some(additional_properties_item::Oneof::Schema(Box::new(schema(other))))
+        }
         _ => None,
     };
     Schema {
@@ -531,7 +260,7 @@ fn schema(s: &Value) -> Schema {
             .map(|values| values.iter().map(yaml).collect())
             .unwrap_or_default(),
         additional_properties: additional_properties
-            .map(|value| AdditionalPropertiesItem { value: Some(value) }),
+            .map(|oneof| Box::new(AdditionalPropertiesItem { oneof: Some(oneof) })),
         r#type: types,
         items,
         all_of: s
@@ -545,6 +274,7 @@ fn schema(s: &Value) -> Schema {
         read_only: flag("readOnly"),
         example: s.get("example").map(yaml),
         vendor_extension: extensions(s),
+        ..Schema::default()
     }
 }
 
@@ -576,9 +306,12 @@ mod tests {
         let patch = path.value.as_ref().unwrap().patch.as_ref().unwrap();
         assert_eq!(patch.consumes, ["application/merge-patch+json"]);
         assert_eq!(patch.vendor_extension[0].name, "x-kubernetes-group-version-kind");
-        let Some(ParameterKind::NonBody(NonBodyParameter {
-            kind: Some(NonBodyKind::Query(query)),
-        })) = &patch.parameters[0].parameter.as_ref().unwrap().kind
+        let Some(parameters_item::Oneof::Parameter(Parameter {
+            oneof:
+                Some(parameter::Oneof::NonBodyParameter(NonBodyParameter {
+                    oneof: Some(non_body_parameter::Oneof::QueryParameterSubSchema(query)),
+                })),
+        })) = &patch.parameters[0].oneof
         else {
             panic!("a query parameter: {patch:?}");
         };
@@ -609,9 +342,9 @@ mod tests {
             .as_ref()
             .unwrap();
         assert!(matches!(
-            spec.additional_properties.as_ref(),
+            spec.additional_properties.as_deref(),
             Some(AdditionalPropertiesItem {
-                value: Some(AdditionalProperties::Schema(_))
+                oneof: Some(additional_properties_item::Oneof::Schema(_))
             })
         ));
     }

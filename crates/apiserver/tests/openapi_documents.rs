@@ -1,12 +1,17 @@
 //! The OpenAPI documents as clients built on Go's OpenAPI types read them: every v3 document must
-//! come back unchanged from their decoding and encoding (a client compares the two), and a custom
-//! resource's v2 definition is what kube-apiserver's CRD builder publishes for kubectl's validation.
+//! come back unchanged from their decoding and encoding (a client compares the two), a custom
+//! resource's v2 definition is what kube-apiserver's CRD builder publishes for kubectl's validation,
+//! and the v2 document's protobuf form decodes as gnostic's messages, which client-go reads it with.
 
 mod common;
 
 use std::time::Duration;
 
-use common::{Answer, install_crd, request};
+use apimachinery::openapi::protobuf::openapi_v2::{
+    self, Document, NamedSchema, Operation, Schema, non_body_parameter, parameter, parameters_item,
+};
+use common::{Answer, exchange, install_crd, request};
+use prost::Message;
 use serde_json::{Value, json};
 use testenv::{Backend, ControlPlane};
 
@@ -148,7 +153,159 @@ async fn crds_keeping_unknown_fields_at_the_root_are_bare_objects_in_v2(backend:
     );
 }
 
+/// The v2 document in protobuf, as client-go asks for it (kubectl 1.27 and 1.28 read no other form),
+/// decoded with gnostic's messages.
+async fn v2_protobuf(client: &kube::Client) -> Document {
+    let answer = exchange(
+        client,
+        "GET",
+        "/openapi/v2",
+        "",
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    assert_eq!(
+        answer.content_type,
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    );
+    Document::decode(answer.bytes.as_slice()).expect("gnostic's openapi.v2 Document")
+}
+
+fn named<'a>(schemas: &'a [NamedSchema], name: &str) -> &'a Schema {
+    schemas
+        .iter()
+        .find(|s| s.name == name)
+        .and_then(|s| s.value.as_ref())
+        .unwrap_or_else(|| {
+            panic!(
+                "no {name} among {:?}",
+                schemas.iter().map(|s| &s.name).collect::<Vec<_>>()
+            )
+        })
+}
+
+fn properties(schema: &Schema) -> &[NamedSchema] {
+    schema
+        .properties
+        .as_ref()
+        .map(|p| p.additional_properties.as_slice())
+        .unwrap_or_default()
+}
+
+fn types(schema: &Schema) -> Vec<&str> {
+    schema
+        .r#type
+        .iter()
+        .flat_map(|t| &t.value)
+        .map(String::as_str)
+        .collect()
+}
+
+/// The query parameters `operation` takes, as kubectl finds out whether a kind takes
+/// `fieldValidation`: written in the operation, or a reference to the document's shared ones.
+fn query_parameters<'a>(document: &'a Document, operation: &'a Operation) -> Vec<&'a str> {
+    let shared = document.parameters.iter().flat_map(|p| &p.additional_properties);
+    let query = |p: &'a openapi_v2::Parameter| match &p.oneof {
+        Some(parameter::Oneof::NonBodyParameter(non_body)) => match &non_body.oneof {
+            Some(non_body_parameter::Oneof::QueryParameterSubSchema(q)) => Some(q.name.as_str()),
+            _ => None,
+        },
+        _ => None,
+    };
+    operation
+        .parameters
+        .iter()
+        .filter_map(|item| match item.oneof.as_ref()? {
+            parameters_item::Oneof::Parameter(p) => query(p),
+            parameters_item::Oneof::JsonReference(reference) => {
+                let name = reference.r#ref.strip_prefix("#/parameters/")?;
+                query(shared.clone().find(|p| p.name == name)?.value.as_ref()?)
+            }
+        })
+        .collect()
+}
+
+async fn the_v2_protobuf_document_decodes_as_gnostic_messages(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "required": ["color"], "properties": {
+            "color": {"type": "string"},
+            "replicas": {"type": "integer", "minimum": 1},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}});
+    install_crd(&client, crd("proto.example.com", schema)).await;
+    let definition = "com.example.proto.v1.Blob";
+    v2_definition(&client, definition).await;
+    let document = v2_protobuf(&client).await;
+    assert_eq!(document.swagger, "2.0");
+
+    let definitions = &document
+        .definitions
+        .as_ref()
+        .expect("definitions")
+        .additional_properties;
+    let blob = named(definitions, definition);
+    assert_eq!(types(blob), ["object"]);
+    assert!(
+        blob.vendor_extension
+            .iter()
+            .any(|e| e.name == "x-kubernetes-group-version-kind"),
+        "{blob:?}"
+    );
+    assert_eq!(
+        named(properties(blob), "metadata").r#ref,
+        "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    );
+    let spec = named(properties(blob), "spec");
+    assert_eq!(spec.required, ["color"]);
+    assert_eq!(types(named(properties(spec), "color")), ["string"]);
+    let replicas = named(properties(spec), "replicas");
+    assert_eq!((types(replicas), replicas.minimum), (vec!["integer"], 1.0));
+    let labels = named(properties(spec), "labels");
+    let Some(openapi_v2::additional_properties_item::Oneof::Schema(values)) = labels
+        .additional_properties
+        .as_ref()
+        .and_then(|a| a.oneof.as_ref())
+    else {
+        panic!("labels map strings: {labels:?}");
+    };
+    assert_eq!(types(values), ["string"]);
+
+    // What kubectl reads of a path: the kinds whose PATCH takes `fieldValidation`, and the patch
+    // types each accepts.
+    let paths = &document.paths.as_ref().expect("paths").path;
+    for path in [
+        "/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+        "/apis/proto.example.com/v1/namespaces/{namespace}/blobs/{name}",
+    ] {
+        let patch = paths
+            .iter()
+            .find(|p| p.name == path)
+            .and_then(|p| p.value.as_ref()?.patch.as_ref())
+            .unwrap_or_else(|| panic!("no PATCH of {path}"));
+        assert!(
+            query_parameters(&document, patch).contains(&"fieldValidation"),
+            "{path}: {patch:?}"
+        );
+        assert!(
+            patch.consumes.iter().any(|c| c == "application/apply-patch+yaml"),
+            "{path}: {:?}",
+            patch.consumes
+        );
+        assert!(
+            patch
+                .vendor_extension
+                .iter()
+                .any(|e| e.name == "x-kubernetes-group-version-kind"),
+            "{path}"
+        );
+    }
+}
+
 testenv::each_control_plane!(
     v3_documents_survive_a_go_client_round_trip,
     crds_keeping_unknown_fields_at_the_root_are_bare_objects_in_v2,
+    the_v2_protobuf_document_decodes_as_gnostic_messages,
 );

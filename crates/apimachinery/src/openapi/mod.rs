@@ -11,8 +11,6 @@
 pub mod definitions;
 pub mod operations;
 pub mod protobuf;
-#[cfg(test)]
-mod protobuf_legacy;
 pub mod schemas;
 pub mod v2;
 pub mod v3;

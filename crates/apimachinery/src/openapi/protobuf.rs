@@ -285,6 +285,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn d7_every_path_definition_and_property_of_the_built_in_document_decodes() {
+        let document = super::super::v2::document(&crate::resource::builtins());
+        let decoded = Document::decode(encode(&document).as_slice()).unwrap();
+        let keys = |value: &Value| -> Vec<String> {
+            value
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k.clone())
+                .collect()
+        };
+        let paths: Vec<String> = decoded.paths.unwrap().path.into_iter().map(|p| p.name).collect();
+        assert_eq!(paths, keys(&document["paths"]));
+        let definitions = decoded.definitions.unwrap().additional_properties;
+        assert_eq!(
+            definitions.iter().map(|d| d.name.clone()).collect::<Vec<_>>(),
+            keys(&document["definitions"])
+        );
+        for definition in definitions {
+            let properties: Vec<String> = definition
+                .value
+                .and_then(|schema| schema.properties)
+                .map(|p| p.additional_properties.into_iter().map(|p| p.name).collect())
+                .unwrap_or_default();
+            assert_eq!(
+                properties,
+                keys(&document["definitions"][&definition.name]["properties"]),
+                "{}",
+                definition.name
+            );
+        }
+    }
+
+    #[test]
     fn d7_the_protobuf_document_decodes_to_the_json_one() {
         let document = json!({
             "swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.13"},

@@ -40,17 +40,14 @@ case $tiers in
   all | both) nextest default ;;
   embedded | real) nextest "$tiers" ;;
 esac
-# kube-envtest as another project builds it: from its packages, with the example project built and
-# tested against them (cargo test: it is no workspace member); then no Go on PATH, offline, its own tests.
-envtest_as_a_dependency() { # [a note for the phases' names]
-  local failed=0
-  phase "package-check${1:-}" bash scripts/package-check.sh --no-fail-fast || failed=1
-  phase "no-go-build${1:-}" bash scripts/no-go-build.sh --no-fail-fast || failed=1
-  return "$failed"
-}
-# With the cluster tier, they run beside its deployed tests (below) instead.
+# kube-envtest as another project builds it: no Go on PATH, offline; then from its packages, with the
+# example project built and tested against them (cargo test: it is no workspace member).
+no_go_build() { phase no-go-build bash scripts/no-go-build.sh --no-fail-fast || status=1; }
+package_check() { phase "package-check${1:-}" bash scripts/package-check.sh --no-fail-fast; }
+# With the cluster tier, package-check runs beside its deployed tests and no-go-build after them (below).
 if runs embedded && ! runs cluster; then
-  envtest_as_a_dependency || status=1
+  no_go_build
+  package_check || status=1
 fi
 
 # At the end, whatever happened: what runs in the background waited for, the cluster stopped (the
@@ -79,13 +76,18 @@ if runs cluster; then
   beside phase "images operator (beside)" bash testenv/cluster/images.sh operator
   operator_image=$!
   nextest cluster
-  envtest=""
+  # package-check builds in a target directory of its own (cargo's lock on the workspace's is not
+  # taken), beside the deployed tests; no-go-build, in the workspace's, after them.
+  checks=""
   if runs embedded; then
-    beside envtest_as_a_dependency " (beside)"
-    envtest=$!
+    beside package_check " (beside)"
+    checks=$!
   fi
   # The tests that deploy the operator, one at a time: mostly waiting on the node.
   if wait "$operator_image"; then nextest cluster-deployed; else status=1; fi
-  if [ -n "$envtest" ]; then wait "$envtest" || status=1; fi
+  if [ -n "$checks" ]; then
+    wait "$checks" || status=1
+    no_go_build
+  fi
 fi
 exit $status

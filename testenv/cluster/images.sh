@@ -67,12 +67,23 @@ USER $user
 ENTRYPOINT [${entrypoint%,}]
 EOF
 }
-# Into the running cluster's containerd, if one runs: what up.sh does at start.
-import_if_up() { # archive
-  if [ -f "$RUN/up" ]; then
-    ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$1" >/dev/null
-    cluster_log "imported $(basename "$1") into the running cluster"
-  fi
+# Into the running cluster's containerd, if one runs (what up.sh does at start), and waited for until
+# the node reports each image in its status (the kubelet lists its images every 30 s), as tests look
+# for them there.
+import_if_up() { # archive image...
+  local archive=$1 image deadline
+  shift
+  [ -f "$RUN/up" ] || return 0
+  ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >/dev/null
+  deadline=$(( $(date +%s) + 120 ))
+  for image in "$@"; do
+    until KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig kubectl --request-timeout=5s get node "$NODE_NAME" \
+        -o jsonpath='{range .status.images[*]}{.names}{"\n"}{end}' 2>/dev/null | grep -qF "\"$image\""; do
+      [ "$(date +%s)" -lt "$deadline" ] || { cluster_log "the node did not list $image within 120 s"; exit 1; }
+      sleep 1
+    done
+  done
+  cluster_log "imported $(basename "$archive") into the running cluster"
 }
 if builds node; then
   image "$PAUSE_IMAGE" 65535:65535 /pause
@@ -80,14 +91,14 @@ if builds node; then
   # CoreDNS binds port 53 with NET_BIND_SERVICE, as the addon's image runs it.
   image "$COREDNS_IMAGE" 0:0 /coredns
   docker save -o "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE"
-  import_if_up "$build/images.tar"
+  import_if_up "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE"
 fi
 if builds operator; then
   make -s -C "$root" docker-build IMG="$OPERATOR_IMAGE"
   # The same image under a second tag: what `helm upgrade` moves the chart to.
   docker tag "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
   docker save -o "$build/operator.tar" "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
-  import_if_up "$build/operator.tar"
+  import_if_up "$build/operator.tar" "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
   cluster_log "$(docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' "$OPERATOR_IMAGE")"
 fi
 cluster_log "images ($which) saved in $(( $(date +%s) - started )) s"

@@ -4,7 +4,10 @@
 # single-node cluster (as root); all (the default): the three. `both` is embedded and real.
 #
 # The cluster tier's cluster is started once for the run and stopped (and the machine cleaned up)
-# whatever happens to the tests, Ctrl-C included.
+# whatever happens to the tests, Ctrl-C included. Builds that the cluster tier's tests do not need run
+# beside them, at the lowest CPU priority, where those tests mostly wait on the node.
+#
+# Each phase's wall time is printed as it ends, and all of them as a table at the end (scripts/phase.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tiers=${TEST_CONTROL_PLANE:-all}
@@ -14,42 +17,77 @@ case $tiers in
 esac
 runs() { [ "$tiers" = all ] || [ "$tiers" = "$1" ] || { [ "$tiers" = both ] && [ "$1" != cluster ]; }; }
 
-TEST_CONTROL_PLANE=$tiers bash scripts/test-deps.sh
+# shellcheck source=phase.sh
+source scripts/phase.sh
+
+phase deps env TEST_CONTROL_PLANE="$tiers" bash scripts/test-deps.sh
 if runs real || runs cluster; then
-  bash testenv/control-plane/build.sh "$(runs cluster && echo node || echo control-plane)" >/dev/null
+  phase "go control-plane" bash testenv/control-plane/build.sh "$(runs cluster && echo node || echo control-plane)" >/dev/null
 fi
 # The upstream e2e suite, which the conformance tier plays against both servers.
 if runs real; then
-  bash testenv/e2e/build.sh >/dev/null
+  phase "go e2e" bash testenv/e2e/build.sh >/dev/null
 fi
 # Helm, from its Go module: the chart's lint and render run beside the embedded tier's tests, its
 # install on the cluster tier.
 if runs embedded || runs cluster; then
-  bash testenv/helm/build.sh >/dev/null
+  phase "go helm" bash testenv/helm/build.sh >/dev/null
 fi
 
 status=0
-nextest() { cargo nextest run --workspace --no-fail-fast "$@" || status=1; }
+nextest() { phase "nextest $1" cargo nextest run --workspace --no-fail-fast --profile "$@" || status=1; }
 case $tiers in
-  all | both) nextest --profile default ;;
-  embedded | real) nextest --profile "$tiers" ;;
+  all | both) nextest default ;;
+  embedded | real) nextest "$tiers" ;;
 esac
 # kube-envtest as another project builds it: no Go on PATH, offline; then from its packages, with the
 # example project built and tested against them (cargo test: it is no workspace member).
-if runs embedded; then
-  bash scripts/no-go-build.sh --no-fail-fast || status=1
-  bash scripts/package-check.sh --no-fail-fast || status=1
+no_go_build() { phase no-go-build bash scripts/no-go-build.sh --no-fail-fast || status=1; }
+package_check() { phase "package-check${1:-}" bash scripts/package-check.sh --no-fail-fast; }
+# With the cluster tier, package-check runs beside its deployed tests and no-go-build after them (below).
+if runs embedded && ! runs cluster; then
+  no_go_build
+  package_check || status=1
 fi
 
+# At the end, whatever happened: what runs in the background waited for, the cluster stopped (the
+# machine cleaned up) if one was started, then the table of phases.
+cluster_started=false
+finish() {
+  wait
+  if $cluster_started; then phase "cluster down" bash testenv/cluster/down.sh; fi
+  phase_summary
+}
+trap finish EXIT
+# Runs its arguments in the background at the lowest CPU priority, beside tests that mostly wait (on
+# the node, on timers): the builds take the CPU those tests leave, and never slow them down.
+beside() { ( renice -n 19 -p "$BASHPID" >/dev/null || true; "$@" ) & }
 if runs cluster; then
-  # The images first (the operator's with `make docker-build`), then the node they run on.
-  bash testenv/cluster/images.sh
-  trap 'bash testenv/cluster/down.sh' EXIT
+  # The node's own images, then the node.
+  phase "images node" bash testenv/cluster/images.sh node
+  cluster_started=true
   trap 'exit 130' INT TERM
   # A cluster already running (another checkout's, an earlier run's) holds other images: a fresh one.
   bash testenv/cluster/down.sh
-  bash testenv/cluster/up.sh >/dev/null
-  nextest --profile cluster
-  nextest --profile cluster-deployed
+  phase "cluster up" bash testenv/cluster/up.sh >/dev/null
+  # The operator's image (`make docker-build`: minutes of a release build whose whole-program LTO links
+  # on one core) builds beside the first tests, which run the operator as processes; it is imported
+  # into the node as it is saved.
+  beside phase "images operator (beside)" bash testenv/cluster/images.sh operator
+  operator_image=$!
+  nextest cluster
+  # package-check builds in a target directory of its own (cargo's lock on the workspace's is not
+  # taken), beside the deployed tests; no-go-build, in the workspace's, after them.
+  checks=""
+  if runs embedded; then
+    beside package_check " (beside)"
+    checks=$!
+  fi
+  # The tests that deploy the operator, one at a time: mostly waiting on the node.
+  if wait "$operator_image"; then nextest cluster-deployed; else status=1; fi
+  if [ -n "$checks" ]; then
+    wait "$checks" || status=1
+    no_go_build
+  fi
 fi
 exit $status

@@ -2,7 +2,12 @@
 # Builds every image the cluster tier's node runs, with no registry: the operator's from the
 # project's Dockerfile as a user builds it (`make docker-build IMG=...`), and the tier's own (the pod
 # sandbox, a web server for WebApps, CoreDNS) from static Go binaries in otherwise empty images.
-# Saves them all into target/cluster-images/images.tar, which up.sh imports into containerd.
+# Saves the tier's own into target/cluster-images/images.tar and the operator's into operator.tar;
+# up.sh imports both into containerd, and a cluster that already runs gets them at once.
+#
+# `images.sh node` builds only the tier's own, `images.sh operator` only the operator's: the tier's
+# first tests run the operator as processes, so scripts/test.sh starts the node before the operator's
+# image (minutes of release build) is done. With no argument, both.
 #
 # Uses the Docker daemon DOCKER_HOST names when one answers; otherwise starts one of its own for the
 # build (no bridge, no iptables rules) and stops it after.
@@ -14,13 +19,21 @@ source "$here/env.sh"
 build=$CLUSTER_IMAGES
 mkdir -p "$build/bin"
 started=$(date +%s)
+which=${1:-all}
+case $which in
+  node | operator | all) ;;
+  *) cluster_log "usage: images.sh [node|operator]"; exit 2 ;;
+esac
+builds() { [ "$which" = all ] || [ "$which" = "$1" ]; }
 
 # The Go programs: the build cache makes this a few seconds when nothing changed.
-(cd "$here/images" && for program in pause web; do
-  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$build/bin/$program" "./$program"
-done)
-(cd "$here/coredns" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$build/bin/coredns" .)
-cluster_log "programs built"
+if builds node; then
+  (cd "$here/images" && for program in pause web; do
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$build/bin/$program" "./$program"
+  done)
+  (cd "$here/coredns" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$build/bin/coredns" .)
+  cluster_log "programs built"
+fi
 
 own_daemon=""
 stop_own_daemon() {
@@ -54,12 +67,38 @@ USER $user
 ENTRYPOINT [${entrypoint%,}]
 EOF
 }
-image "$PAUSE_IMAGE" 65535:65535 /pause
-image "$WEB_IMAGE" 65532:65532 /web
-# CoreDNS binds port 53 with NET_BIND_SERVICE, as the addon's image runs it.
-image "$COREDNS_IMAGE" 0:0 /coredns
-make -s -C "$root" docker-build IMG="$OPERATOR_IMAGE"
-# The same image under a second tag: what `helm upgrade` moves the chart to.
-docker tag "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
-docker save -o "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE" "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
-cluster_log "images saved in $(( $(date +%s) - started )) s: $(docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' "$OPERATOR_IMAGE")"
+# Into the running cluster's containerd, if one runs (what up.sh does at start), and waited for until
+# the node reports each image in its status (the kubelet lists its images every 30 s), as tests look
+# for them there.
+import_if_up() { # archive image...
+  local archive=$1 image deadline
+  shift
+  [ -f "$RUN/up" ] || return 0
+  ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >/dev/null
+  deadline=$(( $(date +%s) + 120 ))
+  for image in "$@"; do
+    until KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig kubectl --request-timeout=5s get node "$NODE_NAME" \
+        -o jsonpath='{range .status.images[*]}{.names}{"\n"}{end}' 2>/dev/null | grep -qF "\"$image\""; do
+      [ "$(date +%s)" -lt "$deadline" ] || { cluster_log "the node did not list $image within 120 s"; exit 1; }
+      sleep 1
+    done
+  done
+  cluster_log "imported $(basename "$archive") into the running cluster"
+}
+if builds node; then
+  image "$PAUSE_IMAGE" 65535:65535 /pause
+  image "$WEB_IMAGE" 65532:65532 /web
+  # CoreDNS binds port 53 with NET_BIND_SERVICE, as the addon's image runs it.
+  image "$COREDNS_IMAGE" 0:0 /coredns
+  docker save -o "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE"
+  import_if_up "$build/images.tar" "$PAUSE_IMAGE" "$WEB_IMAGE" "$COREDNS_IMAGE"
+fi
+if builds operator; then
+  make -s -C "$root" docker-build IMG="$OPERATOR_IMAGE"
+  # The same image under a second tag: what `helm upgrade` moves the chart to.
+  docker tag "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
+  docker save -o "$build/operator.tar" "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
+  import_if_up "$build/operator.tar" "$OPERATOR_IMAGE" "$OPERATOR_IMAGE_UPGRADE"
+  cluster_log "$(docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' "$OPERATOR_IMAGE")"
+fi
+cluster_log "images ($which) saved in $(( $(date +%s) - started )) s"

@@ -1,19 +1,21 @@
 //! The manager's resident memory beside workloads that are not its own: `operator run` with the
 //! VoteConfig and WebApp controllers (the ones that watch Deployments, Services, Pods and ConfigMaps;
-//! PostgresWriter watches only its own kind), no resource of ours at all, on the embedded API server,
-//! once with nothing else in the cluster and once beside N Deployments (each with its ReplicaSet and a
-//! running Pod, made by the server's emulated controllers and node) and N Services, every one labelled
-//! `app`, the label most workloads carry. A manager whose caches hold only its own children stays
-//! where it was; one that watched everything labelled `app` grew with them.
+//! PostgresWriter watches only its own kind), no resource of ours at first, on the embedded API
+//! server, beside N Deployments (each with its ReplicaSet and a running Pod, made by the server's
+//! emulated controllers and node) and N Services, every one labelled `app`, the label most workloads
+//! carry. A manager whose caches hold only its own children stays where it was; one that watched
+//! everything labelled `app` grew with them.
 //!
-//! Each round starts a fresh server (with or without the workloads, made before the manager starts, as
-//! on a cluster it is deployed into), then the manager, waits for it to be ready and for its resident
-//! set to settle (no growth for [`SETTLED_FOR`]), and reads `VmRSS` and `VmHWM` (the peak, which the
-//! first list of every watch sets). The rounds alternate the two cases; the medians are the figures.
+//! Each round starts a fresh, empty server and the manager, and reads the manager three times, each
+//! once it is ready and its resident set has settled (no growth for [`SETTLED_FOR`]): idle; after
+//! the N workloads were made while it ran (what its watches were sent); and a second manager started
+//! beside them (what its first lists brought, as on a cluster it is deployed into). Each reading is
+//! `VmRSS` and `VmHWM` (the peak since that process started). The medians over the rounds are the
+//! figures.
 //!
-//! With `BENCH_OURS=M`, each round also measures a third case, what the memory limit is sized from: M
-//! WebApps (one replica each) and M VoteConfigs of ours beside the N unrelated workloads, measured once
-//! every WebApp is Running and every VoteConfig Ready.
+//! With `BENCH_OURS=M`, each round then makes M WebApps (one replica each) and M VoteConfigs of ours
+//! beside the N workloads, and reads the second manager again once every WebApp is Running and every
+//! VoteConfig Ready: what the memory limit is sized from.
 //!
 //! `cargo bench -p operator --bench unrelated_workloads` (N=10000, 3 rounds). Knobs:
 //! `BENCH_UNRELATED` (N), `BENCH_OURS` (M, 0 unless set), `BENCH_ROUNDS`, `BENCH_OPERATOR_BIN` (the
@@ -31,6 +33,7 @@ static ALLOCATOR: serving::allocator::Jemalloc = serving::allocator::Jemalloc;
 use std::{
     path::Path,
     process::{Command, Stdio},
+    sync::atomic::{AtomicUsize, Ordering},
     time::{Duration, Instant},
 };
 
@@ -64,50 +67,95 @@ async fn main() {
     let rounds: usize = env_or("BENCH_ROUNDS", 3).max(1);
     let binary = process::build_ours();
     println!(
-        "the manager (VoteConfig and WebApp controllers, no resource of ours) beside {n} Deployments, \
-         their Pods and {n} Services labelled `app`, against none; {rounds} rounds; {}",
+        "the manager (VoteConfig and WebApp controllers) idle, then beside {n} Deployments, their Pods \
+         and {n} Services labelled `app`; {rounds} rounds; {}",
         binary.display()
     );
-    let (mut alone, mut beside, mut with_ours) = (Vec::new(), Vec::new(), Vec::new());
-    // (unrelated workloads, resources of ours): alone, beside them, and with ours too when asked.
-    let cases = &[(0, 0), (n, 0), (n, ours)][..if ours > 0 { 3 } else { 2 }];
+    let mut readings: Vec<Vec<(Reading, Figures)>> = Vec::new();
     for round in 1..=rounds {
-        for &(workloads, ours) in cases {
-            let figures = measure(&binary, workloads, ours).await;
+        let figures = measure_round(&binary, n, ours).await;
+        for (reading, figures) in &figures {
             println!(
-                "round {round}, {workloads:>6} unrelated of each kind, {ours} of ours: RSS {:.1} MiB settled, \
-                 peak {:.1} MiB; {:.1} s from start to settled",
+                "round {round}, {:<52} RSS {:.1} MiB settled, peak {:.1} MiB; settled {:.1} s after {}",
+                reading.describe(n, ours),
                 mib(figures.rss_kib),
                 mib(figures.peak_kib),
-                figures.settled.as_secs_f64()
+                figures.settled.as_secs_f64(),
+                reading.settled_since()
             );
-            match (workloads, ours) {
-                (0, _) => &mut alone,
-                (_, 0) => &mut beside,
-                _ => &mut with_ours,
-            }
-            .push(figures);
         }
+        readings.push(figures);
     }
-    let median = |figures: &[Figures], field: fn(&Figures) -> u64| {
-        let mut values: Vec<u64> = figures.iter().map(field).collect();
+    let median = |reading: Reading, field: fn(&Figures) -> u64| {
+        let mut values: Vec<u64> = readings
+            .iter()
+            .flatten()
+            .filter(|(r, _)| *r == reading)
+            .map(|(_, f)| field(f))
+            .collect();
         values.sort_unstable();
         mib(values[values.len() / 2])
     };
-    let (rss_alone, rss_beside) = (median(&alone, |f| f.rss_kib), median(&beside, |f| f.rss_kib));
-    let (peak_alone, peak_beside) = (median(&alone, |f| f.peak_kib), median(&beside, |f| f.peak_kib));
-    println!(
-        "medians: RSS {rss_alone:.1} MiB alone, {rss_beside:.1} MiB beside {n} of each ({:+.1} MiB); \
-         peak {peak_alone:.1} / {peak_beside:.1} MiB ({:+.1} MiB)",
-        rss_beside - rss_alone,
-        peak_beside - peak_alone
-    );
-    if !with_ours.is_empty() {
+    println!("medians over {rounds} rounds:");
+    for reading in Reading::ALL {
+        if reading == Reading::WithOurs && ours == 0 {
+            continue;
+        }
         println!(
-            "medians with {ours} WebApps and {ours} VoteConfigs of ours beside them: RSS {:.1} MiB, peak {:.1} MiB",
-            median(&with_ours, |f| f.rss_kib),
-            median(&with_ours, |f| f.peak_kib)
+            "  {:<52} RSS {:.1} MiB, peak {:.1} MiB",
+            reading.describe(n, ours),
+            median(reading, |f| f.rss_kib),
+            median(reading, |f| f.peak_kib)
         );
+    }
+    println!(
+        "  creates made again after a transport failure: {}",
+        RETRIED.load(Ordering::Relaxed)
+    );
+    let idle = median(Reading::Idle, |f| f.rss_kib);
+    println!(
+        "  growth of the resident set over idle: {:+.1} MiB after they were made, {:+.1} MiB started beside them",
+        median(Reading::AfterMaking, |f| f.rss_kib) - idle,
+        median(Reading::StartedBeside, |f| f.rss_kib) - idle
+    );
+}
+
+/// Which of a round's readings.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// The first manager, ready on the empty server.
+    Idle,
+    /// The first manager, after the workloads were made while it ran.
+    AfterMaking,
+    /// A second manager, started beside the workloads.
+    StartedBeside,
+    /// The second manager, after our own resources were made and converged.
+    WithOurs,
+}
+
+impl Reading {
+    const ALL: [Reading; 4] = [
+        Reading::Idle,
+        Reading::AfterMaking,
+        Reading::StartedBeside,
+        Reading::WithOurs,
+    ];
+
+    fn describe(self, n: usize, ours: usize) -> String {
+        match self {
+            Reading::Idle => "idle, nothing in the cluster:".into(),
+            Reading::AfterMaking => format!("after {n} of each were made while it ran:"),
+            Reading::StartedBeside => format!("started beside {n} of each:"),
+            Reading::WithOurs => format!("with {ours} WebApps and {ours} VoteConfigs of ours too:"),
+        }
+    }
+
+    fn settled_since(self) -> &'static str {
+        match self {
+            Reading::Idle | Reading::StartedBeside => "its start",
+            Reading::AfterMaking => "they were made",
+            Reading::WithOurs => "ours converged",
+        }
     }
 }
 
@@ -122,28 +170,48 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
-/// What one round reads of the manager.
+/// What one reading takes of the manager.
 struct Figures {
     rss_kib: u64,
     peak_kib: u64,
-    /// From the manager's start until its resident set settled.
+    /// From the manager's start, or from the moment the objects were made, until its resident set
+    /// settled.
     settled: Duration,
 }
 
-/// A fresh server holding `workloads` unrelated Deployments (with their Pods) and Services and `ours`
-/// WebApps and VoteConfigs, then the manager against it, measured once it has converged and settled.
-async fn measure(binary: &Path, workloads: usize, ours: usize) -> Figures {
+/// One round on a fresh server: the readings of [`Reading`], in order.
+async fn measure_round(binary: &Path, n: usize, ours: usize) -> Vec<(Reading, Figures)> {
     let server = ControlPlane::embedded(apiserver::Config::default())
         .await
         .expect("the embedded API server starts");
     let client = server.client();
     install_crds(&client).await;
-    make_workloads(&client, workloads).await;
-    make_ours(&client, ours).await;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let mut figures = Vec::new();
 
+    // Each phase takes a client of its own: connections left idle while the manager settles may have
+    // been closed by the server, and a request written into one fails.
+    let (first, started) = start_manager(binary, &kubeconfig).await;
+    figures.push((Reading::Idle, settle(&first, started).await));
+    make_workloads(&server.client(), n).await;
+    figures.push((Reading::AfterMaking, settle(&first, Instant::now()).await));
+    drop(first);
+
+    let (second, started) = start_manager(binary, &kubeconfig).await;
+    figures.push((Reading::StartedBeside, settle(&second, started).await));
+    if ours > 0 {
+        let client = server.client();
+        make_ours(&client, ours).await;
+        until_converged(&client, ours).await;
+        figures.push((Reading::WithOurs, settle(&second, Instant::now()).await));
+    }
+    figures
+}
+
+/// `operator run` against the server of `kubeconfig`, once it is ready; and when it started.
+async fn start_manager(binary: &Path, kubeconfig: &Path) -> (Operator, Instant) {
     let probes = free_port();
     let started = Instant::now();
     let child = Command::new(binary)
@@ -151,7 +219,7 @@ async fn measure(binary: &Path, workloads: usize, ours: usize) -> Figures {
         .arg(format!("--metrics-bind-address=127.0.0.1:{}", free_port()))
         .arg(format!("--health-probe-bind-address=127.0.0.1:{probes}"))
         .arg(format!("--webhook-bind-address=127.0.0.1:{}", free_port()))
-        .env("KUBECONFIG", &kubeconfig)
+        .env("KUBECONFIG", kubeconfig)
         .env(
             "LOG_LEVEL",
             std::env::var("BENCH_OPERATOR_LOG").unwrap_or_else(|_| "warn".into()),
@@ -160,19 +228,22 @@ async fn measure(binary: &Path, workloads: usize, ours: usize) -> Figures {
         .spawn()
         .expect("operator starts");
     let operator = Operator(child);
-    let pid = operator.0.id();
     until("the manager ready", Duration::from_secs(120), async || {
         readyz(probes).await
     })
     .await;
-    until_converged(&client, ours).await;
+    (operator, started)
+}
 
-    // Ready says the controllers' own watches have listed; the caches of children fill beside them.
-    // The resident set stops growing once every watch has its list.
+/// The manager's resident set once it has not grown for [`SETTLED_FOR`]. Ready says the
+/// controllers' own watches have listed; the caches of children fill beside them, and events from
+/// the server may still be arriving.
+async fn settle(operator: &Operator, since: Instant) -> Figures {
+    let pid = operator.0.id();
     let mut highest = rss_kib(pid);
     let settling = Instant::now();
-    let mut since = Instant::now();
-    while since.elapsed() < SETTLED_FOR {
+    let mut grown = Instant::now();
+    while grown.elapsed() < SETTLED_FOR {
         assert!(
             settling.elapsed() < Duration::from_secs(300),
             "the manager's memory did not settle within 300 s"
@@ -181,16 +252,14 @@ async fn measure(binary: &Path, workloads: usize, ours: usize) -> Figures {
         let now = rss_kib(pid);
         if now > highest {
             highest = now;
-            since = Instant::now();
+            grown = Instant::now();
         }
     }
-    let figures = Figures {
+    Figures {
         rss_kib: rss_kib(pid),
         peak_kib: peak_rss_kib(pid),
-        settled: started.elapsed(),
-    };
-    drop(operator);
-    figures
+        settled: since.elapsed(),
+    }
 }
 
 /// Polls `done` every 100 ms until it holds.
@@ -222,10 +291,7 @@ async fn make_workloads(client: &kube::Client, n: usize) {
     }
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).expect("namespace");
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("namespace created");
+    create(&Api::<Namespace>::all(client.clone()), &namespace).await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
     let services: Api<Service> = Api::namespaced(client.clone(), NAMESPACE);
     let started = Instant::now();
@@ -250,24 +316,18 @@ async fn make_workloads(client: &kube::Client, n: usize) {
                     },
                 }))
                 .expect("deployment");
-                deployments
-                    .create(&PostParams::default(), &deployment)
-                    .await
-                    .expect("deployment created");
+                create(&deployments, &deployment).await;
                 let service: Service = serde_json::from_value(json!({
                     "metadata": {"name": name, "labels": labels},
                     "spec": {"selector": labels, "ports": [{"name": "http", "port": 80}]},
                 }))
                 .expect("service");
-                services
-                    .create(&PostParams::default(), &service)
-                    .await
-                    .expect("service created");
+                create(&services, &service).await;
             }
         })
         .await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    until("every Pod", Duration::from_secs(300), async || {
+    until("every Pod", Duration::from_secs(900), async || {
         let listed = pods.list_metadata(&ListParams::default().labels("app")).await;
         listed.is_ok_and(|list| list.items.len() >= n)
     })
@@ -276,6 +336,32 @@ async fn make_workloads(client: &kube::Client, n: usize) {
         "  made {n} Deployments, their Pods and {n} Services in {:.1} s",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// Creates made again after a transport failure: a request written on a connection the server had
+/// just closed fails with a broken pipe, and one such failure would end a run of many minutes. They are
+/// counted and printed, not hidden.
+static RETRIED: AtomicUsize = AtomicUsize::new(0);
+
+/// Creates `object`, again after a transport failure (at most twice); a conflict after such a
+/// failure means the first attempt had reached the server.
+async fn create<K>(api: &Api<K>, object: &K)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    for attempt in 1..=3 {
+        match api.create(&PostParams::default(), object).await {
+            Ok(_) => return,
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt > 1 => return,
+            Err(kube::Error::Service(_) | kube::Error::HyperError(_)) if attempt < 3 => {
+                RETRIED.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(error) => panic!(
+                "{} not created: {error}",
+                object.meta().name.as_deref().unwrap_or("?")
+            ),
+        }
+    }
 }
 
 /// Where our resources live.
@@ -288,10 +374,7 @@ async fn make_ours(client: &kube::Client, n: usize) {
     }
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": OURS}})).expect("namespace");
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("namespace created");
+    create(&Api::<Namespace>::all(client.clone()), &namespace).await;
     let web_apps: Api<WebApp> = Api::namespaced(client.clone(), OURS);
     let vote_configs: Api<VoteConfig> = Api::namespaced(client.clone(), OURS);
     futures::stream::iter(0..n)
@@ -304,20 +387,14 @@ async fn make_ours(client: &kube::Client, n: usize) {
                     "spec": {"image": "nginx:1.27", "replicas": 1, "port": 80},
                 }))
                 .expect("web app");
-                web_apps
-                    .create(&PostParams::default(), &web_app)
-                    .await
-                    .expect("web app created");
+                create(&web_apps, &web_app).await;
                 let vote_config: VoteConfig = serde_json::from_value(json!({
                     "apiVersion": "voting.schoolofdevops.com/v1", "kind": "VoteConfig",
                     "metadata": {"name": format!("vote-{i}")},
                     "spec": {"options": [{"id": "a", "label": "Cats"}, {"id": "b", "label": "Dogs"}]},
                 }))
                 .expect("vote config");
-                vote_configs
-                    .create(&PostParams::default(), &vote_config)
-                    .await
-                    .expect("vote config created");
+                create(&vote_configs, &vote_config).await;
             }
         })
         .await;

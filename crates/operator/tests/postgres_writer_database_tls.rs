@@ -1,156 +1,15 @@
 //! TLS to a PostgreSQL that accepts only TLS (`hostnossl ... reject` in pg_hba.conf), its certificate
 //! for `localhost` signed by a CA the test makes: each of libpq's sslmodes as `operator run` takes it
-//! (DATABASE_URL, or the --db-ssl* flags), judged by what a user sees: the row written and the
-//! PostgresWriter Ready, or Ready=False/DatabaseUnavailable with a message that says what failed.
+//! (DATABASE_URL, or the --db-ssl* flags), and `sslrootcert=system`, judged by what a user sees: the
+//! row written and the PostgresWriter Ready, or Ready=False/DatabaseUnavailable with a message that
+//! says what failed. Certificates renewed on disk: postgres_writer_certificate_renewal.rs.
 
 mod support;
 
-use std::{path::Path, time::Duration};
-
-use kube::{Api, api::PostParams};
-use operator::{
-    api::postgres_writer::PostgresWriter,
-    db::throwaway::{ServerTls, ThrowawayPostgres},
-};
-use serving::authority::Authority;
 use support::{
-    Backend, OperatorProcess, Scene,
-    database_access::{create_role, ready_message, replace_file},
-    postgres_writer::{rows, wait_reason, writer},
+    Backend,
+    database_tls::{PASSWORD, SHORT, client_certificate, path, world},
 };
-
-const SHORT: Duration = Duration::from_secs(15);
-
-/// How soon a PostgresWriter that failed is Ready after the file it needed changed: its next retry,
-/// at most the back-off's cap (30 s) after its last failure, and that retry's one database step
-/// (--db-connect-timeout 5 s + --db-statement-timeout 10 s).
-const READY_AFTER_A_FILE_CHANGES: Duration = Duration::from_secs(30 + 5 + 10);
-
-const PASSWORD: &str = "writer-password";
-
-/// A TLS-only PostgreSQL with a login role `writer`, the CA that signed its certificate in a file, a
-/// CA that did not in another, and a namespace of the test's own.
-struct World {
-    scene: Scene,
-    pg: ThrowawayPostgres,
-    admin: tokio_postgres::Client,
-    ca_file: std::path::PathBuf,
-    other_ca_file: std::path::PathBuf,
-}
-
-async fn world(backend: Backend, name: &str) -> World {
-    let scene = Scene::start(backend, name).await;
-    let ca = Authority::generate("database CA", None).expect("a CA");
-    let server = ca
-        .sign_serving(&["localhost".into()], "postgres", None)
-        .expect("a server certificate");
-    let tls = ServerTls {
-        certificate_pem: server.cert_pem(),
-        key_pem: server.key_pem(),
-    };
-    let pg = ThrowawayPostgres::start_tls_only_on(std::net::Ipv4Addr::LOCALHOST.into(), &tls)
-        .await
-        .expect("a TLS-only PostgreSQL starts");
-    let (admin, connection) = pg
-        .local_config()
-        .connect(tokio_postgres::NoTls)
-        .await
-        .expect("the superuser over the Unix socket");
-    tokio::spawn(connection);
-    create_role(&admin, "writer", PASSWORD).await;
-    let ca_file = scene.dir().join("ca.crt");
-    std::fs::write(&ca_file, ca.cert_pem()).expect("CA file");
-    let other = Authority::generate("someone else's CA", None).expect("another CA");
-    let other_ca_file = scene.dir().join("other-ca.crt");
-    std::fs::write(&other_ca_file, other.cert_pem()).expect("other CA file");
-    World {
-        scene,
-        pg,
-        admin,
-        ca_file,
-        other_ca_file,
-    }
-}
-
-impl World {
-    /// A DATABASE_URL for `writer` at `host`, with `parameters` (already URL-encoded).
-    fn url(&self, host: &str, parameters: &str) -> String {
-        format!(
-            "postgres://writer:{PASSWORD}@{host}:{}/postgres?{parameters}",
-            self.pg.port()
-        )
-    }
-
-    /// `operator run --controllers postgres-writer` with `env` and extra `args`, in the test's
-    /// namespace.
-    fn manager(&self, args: &[&str], env: &[(&str, &str)]) -> OperatorProcess {
-        let mut all = vec![
-            "run",
-            "--controllers",
-            "postgres-writer",
-            "--metrics-bind-address",
-            "0",
-            "--health-probe-bind-address",
-            "0",
-        ];
-        all.extend_from_slice(args);
-        self.scene.operator(&all, env)
-    }
-
-    fn api(&self) -> Api<PostgresWriter> {
-        self.scene.api()
-    }
-
-    async fn create(&self, name: &str) {
-        self.api()
-            .create(
-                &PostParams::default(),
-                &writer(name, "students", name, 20, "peru"),
-            )
-            .await
-            .expect("created");
-    }
-
-    /// Creates `name` and waits for it to be Ready with its row written.
-    async fn converges(&self, name: &str, limit: Duration) {
-        self.create(name).await;
-        wait_reason(&self.api(), name, "True/Synced", limit).await;
-        let written = rows(&self.admin, "students").await;
-        assert!(
-            written.iter().any(|row| row.0 == self.scene.id(name)),
-            "the row of {name}: {written:?}"
-        );
-    }
-
-    /// Creates `name` and waits for Ready=False/DatabaseUnavailable; returns the condition's message.
-    async fn refused(&self, name: &str) -> String {
-        self.create(name).await;
-        let writer = wait_reason(&self.api(), name, "False/DatabaseUnavailable", SHORT).await;
-        let message = ready_message(&writer).unwrap_or_default();
-        println!("{name}: {message}");
-        message
-    }
-
-    /// Whether every session of `writer` from the network is encrypted (and there is one).
-    async fn writer_sessions_use_tls(&self) -> bool {
-        let row = self
-            .admin
-            .query_one(
-                "SELECT count(*), coalesce(bool_and(s.ssl), false) FROM pg_stat_ssl s \
-                 JOIN pg_stat_activity a USING (pid) WHERE a.usename = 'writer'",
-                &[],
-            )
-            .await
-            .expect("pg_stat_ssl read");
-        let sessions: i64 = row.get(0);
-        let encrypted: bool = row.get(1);
-        sessions > 0 && encrypted
-    }
-}
-
-fn path(file: &Path) -> &str {
-    file.to_str().expect("a UTF-8 path")
-}
 
 async fn verify_full_connects_to_the_name_on_the_certificate(backend: Backend) {
     let w = world(backend, "pgw-tls-verify-full").await;
@@ -253,62 +112,16 @@ async fn a_host_name_the_certificate_does_not_hold_is_refused_but_verify_ca_conn
     assert!(w.writer_sessions_use_tls().await, "verify-ca: encrypted");
 }
 
-async fn a_ca_file_replaced_on_disk_is_used_by_the_next_connection(backend: Backend) {
-    let w = world(backend, "pgw-tls-ca-renewed").await;
-    // The mounted CA starts wrong (a CA bundle not yet updated for a renewed server certificate)...
-    let mounted_ca = w.scene.dir().join("mounted-ca.crt");
-    std::fs::copy(&w.other_ca_file, &mounted_ca).expect("mounted CA");
-    let url = w.url(
-        "localhost",
-        &format!("sslmode=verify-full&sslrootcert={}", path(&mounted_ca)),
-    );
-    let mut manager = w.manager(&[], &[("DATABASE_URL", &url)]);
-    let message = w.refused("ada").await;
-    assert!(message.contains("not signed by a CA of sslrootcert"), "{message}");
-
-    // ... then the Secret's new content arrives: the same process connects.
-    let replaced = std::time::Instant::now();
-    replace_file(&mounted_ca, &std::fs::read(&w.ca_file).expect("the right CA"));
-    wait_reason(&w.api(), "ada", "True/Synced", READY_AFTER_A_FILE_CHANGES).await;
-    println!(
-        "PostgresWriter Ready {:.1} s after the CA file changed",
-        replaced.elapsed().as_secs_f64()
-    );
-    assert_eq!(manager.exit_within(Duration::ZERO).await, None, "never restarted");
-}
-
-/// A client certificate for `user`, signed by a CA of its own: (CA, certificate, key), PEM.
-fn client_certificate(user: &str) -> (String, String, String) {
-    use rcgen::{
-        BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-        Issuer, KeyPair,
-    };
-    let ca_key = KeyPair::generate().expect("CA key");
-    let mut ca_params = CertificateParams::default();
-    ca_params.distinguished_name = DistinguishedName::new();
-    ca_params.distinguished_name.push(DnType::CommonName, "client CA");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).expect("client CA");
-    let issuer = Issuer::new(ca_params, ca_key);
-    let mut params = CertificateParams::default();
-    params.distinguished_name = DistinguishedName::new();
-    params.distinguished_name.push(DnType::CommonName, user);
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    let key = KeyPair::generate().expect("client key");
-    let certificate = params.signed_by(&key, &issuer).expect("client certificate");
-    (ca.pem(), certificate.pem(), key.serialize_pem())
-}
-
 async fn a_client_certificate_logs_in_where_pg_hba_asks_for_one(backend: Backend) {
     let w = world(backend, "pgw-tls-client-cert").await;
-    let (client_ca, certificate, key) = client_certificate("writer");
-    w.pg.require_client_certificates(&client_ca)
+    let client = client_certificate("writer", 0x1001);
+    w.pg.require_client_certificates(&client.ca_pem)
         .expect("client certificates required");
     w.pg.reload().await.expect("PostgreSQL reloads");
     let certificate_file = w.scene.dir().join("client.crt");
     let key_file = w.scene.dir().join("client.key");
-    std::fs::write(&certificate_file, certificate).expect("certificate file");
-    std::fs::write(&key_file, key).expect("key file");
+    std::fs::write(&certificate_file, &client.certificate_pem).expect("certificate file");
+    std::fs::write(&key_file, &client.key_pem).expect("key file");
     let no_password = format!(
         "postgres://writer@localhost:{}/postgres?sslmode=verify-full&sslrootcert={}",
         w.pg.port(),
@@ -335,6 +148,102 @@ async fn a_client_certificate_logs_in_where_pg_hba_asks_for_one(backend: Backend
     w.converges("grace", SHORT).await;
 }
 
+/// A bundle of `cas` (PEM files), to be the system's CA store of `operator run` ([`system_store`]).
+fn bundle(dir: &std::path::Path, cas: &[&std::path::Path]) -> std::path::PathBuf {
+    let bundle = dir.join("system-store.pem");
+    let pem: Vec<String> = cas
+        .iter()
+        .map(|ca| std::fs::read_to_string(ca).expect("a CA file"))
+        .collect();
+    std::fs::write(&bundle, pem.concat()).expect("the bundle");
+    bundle
+}
+
+/// The environment that makes `bundle` the system's CA store: SSL_CERT_FILE names it, as on a
+/// distribution whose store is one file, and an empty SSL_CERT_DIR names no directory to add (the
+/// machine running the tests may set one).
+fn system_store(bundle: &std::path::Path) -> [(&'static str, &str); 2] {
+    [("SSL_CERT_FILE", path(bundle)), ("SSL_CERT_DIR", "")]
+}
+
+async fn sslrootcert_system_trusts_the_store_ssl_cert_file_names_and_verifies_the_host(backend: Backend) {
+    let w = world(backend, "pgw-tls-system-store").await;
+    // The database's CA among others in the store; no sslmode: verify-full is the default.
+    let store = bundle(w.scene.dir(), &[&w.other_ca_file, &w.ca_file]);
+    let url = w.url("localhost", "sslrootcert=system");
+    let manager = w.manager(
+        &[],
+        &[&[("DATABASE_URL", url.as_str())][..], &system_store(&store)].concat(),
+    );
+    w.converges("ada", SHORT).await;
+    assert!(w.writer_sessions_use_tls().await, "system: encrypted");
+    drop(manager);
+
+    // verify-full it is: an address the certificate does not name is refused.
+    let by_address = w.url("127.0.0.1", "sslrootcert=system");
+    let _manager = w.manager(
+        &[],
+        &[
+            &[("DATABASE_URL", by_address.as_str())][..],
+            &system_store(&store),
+        ]
+        .concat(),
+    );
+    let message = w.refused("grace").await;
+    assert!(message.contains("host name mismatch"), "{message}");
+}
+
+async fn sslrootcert_system_refuses_a_server_whose_ca_the_system_does_not_trust(backend: Backend) {
+    let w = world(backend, "pgw-tls-system-untrusted").await;
+    let store = bundle(w.scene.dir(), &[&w.other_ca_file]);
+    // The flags this time, as a Deployment's env would give them.
+    let url = format!("postgres://writer:{PASSWORD}@localhost:{}/postgres", w.pg.port());
+    let _manager = w.manager(
+        &["--db-sslrootcert", "system"],
+        &[&[("DATABASE_URL", url.as_str())][..], &system_store(&store)].concat(),
+    );
+    let message = w.refused("ada").await;
+    assert!(
+        message.contains("not signed by a CA the system trusts") && message.contains("UnknownIssuer"),
+        "says the system does not trust the server's CA: {message}"
+    );
+}
+
+async fn sslrootcert_system_with_a_weaker_sslmode_or_an_empty_store_stops_start_up(backend: Backend) {
+    let w = world(backend, "pgw-tls-system-start-up").await;
+    let store = bundle(w.scene.dir(), &[&w.ca_file]);
+    let stops_saying = async |args: &[&str], store: &std::path::Path, expected: &[&str]| {
+        let url = w.url("localhost", "");
+        let mut manager = w.manager(
+            args,
+            &[&[("DATABASE_URL", url.as_str())][..], &system_store(store)].concat(),
+        );
+        let status = manager.exit_within(SHORT).await;
+        let log = manager.log_so_far();
+        assert!(status.is_some_and(|s| !s.success()), "{status:?}\n{log}");
+        assert!(expected.iter().all(|e| log.contains(e)), "{expected:?}:\n{log}");
+    };
+    for weak in ["verify-ca", "require", "prefer", "disable"] {
+        stops_saying(
+            &["--db-sslrootcert", "system", "--db-sslmode", weak],
+            &store,
+            &[
+                &format!("sslmode {weak} cannot be used with sslrootcert=system"),
+                "only verify-full",
+            ],
+        )
+        .await;
+    }
+    let empty = w.scene.dir().join("empty-store.pem");
+    std::fs::write(&empty, "").expect("an empty store");
+    stops_saying(
+        &["--db-sslrootcert", "system"],
+        &empty,
+        &["holds no usable certificate", "SSL_CERT_FILE"],
+    )
+    .await;
+}
+
 testenv::each_control_plane!(
     verify_full_connects_to_the_name_on_the_certificate,
     require_connects_without_a_ca_and_prefer_chooses_tls,
@@ -342,6 +251,8 @@ testenv::each_control_plane!(
     prefer_falls_back_to_plain_text_when_the_handshake_fails,
     a_certificate_from_another_ca_is_refused_as_the_wrong_ca,
     a_host_name_the_certificate_does_not_hold_is_refused_but_verify_ca_connects,
-    a_ca_file_replaced_on_disk_is_used_by_the_next_connection,
     a_client_certificate_logs_in_where_pg_hba_asks_for_one,
+    sslrootcert_system_trusts_the_store_ssl_cert_file_names_and_verifies_the_host,
+    sslrootcert_system_refuses_a_server_whose_ca_the_system_does_not_trust,
+    sslrootcert_system_with_a_weaker_sslmode_or_an_empty_store_stops_start_up,
 );

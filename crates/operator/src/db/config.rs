@@ -7,6 +7,7 @@ use super::{
     Pool,
     connector::Connector,
     password::PasswordSource,
+    root_certificates::RootCertificates,
     tls::{SslMode, TlsSettings},
     url_tls::{UrlTls, split_tls},
 };
@@ -47,8 +48,10 @@ pub struct DatabaseConfig {
     /// --db-sslrootcert), verify-full (and naming the host) [default: prefer]
     #[arg(long = "db-sslmode", env = "PSQL_SSLMODE", value_parser = parse_sslmode)]
     pub sslmode: Option<SslMode>,
-    /// PEM file of the CAs that sign the server's certificate (a mounted Secret or ConfigMap); read
-    /// again for each new connection, so that a renewed CA needs no restart.
+    /// PEM file of the CAs that sign the server's certificate (a mounted Secret or ConfigMap), or
+    /// `system`: the system's CA store (the bundle SSL_CERT_FILE names, when set), which makes
+    /// verify-full the default sslmode and refuses weaker ones. Read again for each new connection, so
+    /// that a renewed CA needs no restart.
     #[arg(long = "db-sslrootcert", env = "PSQL_SSLROOTCERT")]
     pub sslrootcert: Option<PathBuf>,
     /// PEM file of a client certificate (and its chain), for pg_hba's `cert` method or `clientcert`;
@@ -181,12 +184,15 @@ impl DatabaseConfig {
                 (config, UrlTls::default())
             }
         };
-        let tls = TlsSettings {
-            mode: in_url.mode.or(self.sslmode).unwrap_or_default(),
-            root_cert: in_url.root_cert.or_else(|| self.sslrootcert.clone()),
-            client_cert: in_url.client_cert.or_else(|| self.sslcert.clone()),
-            client_key: in_url.client_key.or_else(|| self.sslkey.clone()),
-        };
+        let tls = TlsSettings::new(
+            in_url.mode.or(self.sslmode),
+            in_url
+                .root_cert
+                .or_else(|| self.sslrootcert.clone())
+                .map(RootCertificates::from),
+            in_url.client_cert.or_else(|| self.sslcert.clone()),
+            in_url.client_key.or_else(|| self.sslkey.clone()),
+        );
         tls.check()?;
         config.ssl_mode(tls.mode.negotiation());
         let connect = Duration::from_secs(self.connect_timeout_seconds.max(1));
@@ -221,12 +227,13 @@ impl DatabaseConfig {
     /// error here; a configuration that can never work is.
     pub fn connect(&self) -> Result<Pool> {
         let (config, tls) = self.postgres_config()?;
+        let tls = std::sync::Arc::new(tls);
         // The password and the TLS files are read as each connection opens: a rotated password or a
         // renewed certificate is used from the next connection on.
         let password = PasswordSource::new(self.password_file.as_deref(), self.password.as_deref())?;
         let manager = Manager::from_connect(
             config,
-            Connector::new(password, tls),
+            Connector::new(password, tls.clone()),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -239,7 +246,7 @@ impl DatabaseConfig {
             .create_timeout(Some(connect))
             .build()
             .map_err(|e| Error::Config(format!("cannot build the database pool: {e}")))?;
-        Ok(Pool::new(pool, self.step_timeout()))
+        Ok(Pool::new(pool, self.step_timeout(), tls))
     }
 }
 
@@ -309,7 +316,7 @@ mod tests {
         assert_eq!(pg.get_ssl_mode(), tokio_postgres::config::SslMode::Disable);
         assert_eq!(
             tls.root_cert,
-            Some("/flag/ca.crt".into()),
+            Some(RootCertificates::File("/flag/ca.crt".into())),
             "the flag fills what the URL leaves"
         );
         let psql = DatabaseConfig {

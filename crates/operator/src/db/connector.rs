@@ -19,10 +19,10 @@ pub struct Connector {
 }
 
 impl Connector {
-    pub fn new(password: PasswordSource, tls: TlsSettings) -> Self {
+    pub fn new(password: PasswordSource, tls: Arc<TlsSettings>) -> Self {
         Connector {
             password: Arc::new(password),
-            tls: Arc::new(tls),
+            tls,
         }
     }
 }

@@ -9,6 +9,7 @@ mod ledger;
 mod metrics;
 mod password;
 mod pool;
+mod root_certificates;
 mod rows;
 mod server_verifiers;
 mod statement;

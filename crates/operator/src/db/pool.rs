@@ -1,7 +1,8 @@
 //! The process's connection pool, and the deadline every database step runs under.
 
-use std::{future::Future, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
+use super::tls::{self, TlsSettings};
 use crate::{Error, Result};
 
 /// A pooled connection, which keeps the statements prepared on it.
@@ -12,11 +13,17 @@ pub type Client = deadpool_postgres::Client;
 pub struct Pool {
     inner: deadpool_postgres::Pool,
     step_timeout: Duration,
+    /// The TLS settings connections open with, to say which check a failed handshake did not pass.
+    tls: Arc<TlsSettings>,
 }
 
 impl Pool {
-    pub(super) fn new(inner: deadpool_postgres::Pool, step_timeout: Duration) -> Self {
-        Pool { inner, step_timeout }
+    pub(super) fn new(inner: deadpool_postgres::Pool, step_timeout: Duration, tls: Arc<TlsSettings>) -> Self {
+        Pool {
+            inner,
+            step_timeout,
+            tls,
+        }
     }
 
     pub fn status(&self) -> deadpool_postgres::Status {
@@ -37,7 +44,9 @@ impl Pool {
         match tokio::time::timeout(self.step_timeout, self.inner.get()).await {
             Ok(client) => client.map_err(|e| match e {
                 // Connecting failed: say what PostgreSQL said (a refused password, say).
-                deadpool_postgres::PoolError::Backend(e) => Error::DatabaseUnavailable(connect_failure(&e)),
+                deadpool_postgres::PoolError::Backend(e) => {
+                    Error::DatabaseUnavailable(connect_failure(&self.tls, &e))
+                }
                 other => Error::DatabaseUnavailable(other.to_string()),
             }),
             Err(_) => Err(self.no_answer()),
@@ -74,12 +83,12 @@ impl Pool {
 
 /// Why a connection could not be opened: PostgreSQL's own words, and for TLS, which check refused
 /// the server (a wrong CA, a host name the certificate does not hold) before rustls' words.
-fn connect_failure(error: &tokio_postgres::Error) -> String {
+fn connect_failure(settings: &TlsSettings, error: &tokio_postgres::Error) -> String {
     let message = crate::error::postgres_message(error);
-    match super::tls::rustls_failure(error) {
+    match tls::rustls_failure(error) {
         Some(failure) => format!(
             "TLS to PostgreSQL failed, {}: {message}",
-            super::tls::explain(failure)
+            tls::explain(settings, failure)
         ),
         None => message,
     }

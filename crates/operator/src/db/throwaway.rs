@@ -219,6 +219,14 @@ impl ThrowawayPostgres {
         Ok(())
     }
 
+    /// Replaces the CA a client certificate must be signed by (after
+    /// [`Self::require_client_certificates`]); [`Self::reload`] applies it to new connections, and a
+    /// certificate of the CA before is refused from then on.
+    pub fn replace_client_ca(&self, ca_pem: &str) -> Result<()> {
+        std::fs::write(self.dir.path().join("data").join("client-ca.crt"), ca_pem)?;
+        Ok(())
+    }
+
     /// Makes the running server read its configuration and certificate files again.
     pub async fn reload(&self) -> Result<()> {
         self.run("pg_ctl", &["-D", &self.data_dir(), "reload"]).await

@@ -1,7 +1,7 @@
 //! TLS to PostgreSQL with libpq's `sslmode` semantics, over rustls (ring, as the rest of the
-//! workspace) through tokio-postgres-rustls. The CA and the client certificate are files (a mounted
-//! Secret or ConfigMap) read again for each new connection, so that a renewed certificate is used
-//! without a restart.
+//! workspace) through tokio-postgres-rustls. The CA (a file, or the system's store) and the client
+//! certificate (a mounted Secret or ConfigMap) are read again for each new connection, so that a
+//! renewed certificate is used without a restart.
 
 use std::{
     path::{Path, PathBuf},
@@ -12,12 +12,15 @@ use std::{
 use tokio_postgres::{Socket, tls::MakeTlsConnect};
 use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_rustls::rustls::{
-    self, CertificateError, ClientConfig, RootCertStore,
+    self, AlertDescription, CertificateError, ClientConfig,
     client::WebPkiServerVerifier,
     pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
 };
 
-use super::server_verifiers::{AnyServerCertificate, ChainOnly};
+use super::{
+    root_certificates::RootCertificates,
+    server_verifiers::{AnyServerCertificate, ChainOnly},
+};
 use crate::{Error, Result};
 
 /// libpq's `sslmode`, less `allow` (plain text first, which no one should want).
@@ -81,14 +84,34 @@ enum Verification {
 #[derive(Debug, Clone, Default)]
 pub struct TlsSettings {
     pub mode: SslMode,
-    /// PEM file of the CAs the server's certificate must be signed by.
-    pub root_cert: Option<PathBuf>,
+    /// The CAs the server's certificate must be signed by.
+    pub root_cert: Option<RootCertificates>,
     /// PEM files of the client certificate (its chain) and its key, for `clientcert` in pg_hba.
     pub client_cert: Option<PathBuf>,
     pub client_key: Option<PathBuf>,
 }
 
 impl TlsSettings {
+    /// The settings a connection string and the flags gave, with libpq's default sslmode where they
+    /// gave none: `prefer`, or `verify-full` with `sslrootcert=system` (PostgreSQL 16's rule).
+    pub fn new(
+        mode: Option<SslMode>,
+        root_cert: Option<RootCertificates>,
+        client_cert: Option<PathBuf>,
+        client_key: Option<PathBuf>,
+    ) -> Self {
+        let default = match root_cert {
+            Some(RootCertificates::System) => SslMode::VerifyFull,
+            _ => SslMode::default(),
+        };
+        TlsSettings {
+            mode: mode.unwrap_or(default),
+            root_cert,
+            client_cert,
+            client_key,
+        }
+    }
+
     /// As libpq: a root certificate given makes `prefer` and `require` check the chain too.
     fn verification(&self) -> Verification {
         match (self.mode, &self.root_cert) {
@@ -104,7 +127,18 @@ impl TlsSettings {
         if matches!(self.mode, SslMode::VerifyCa | SslMode::VerifyFull) && self.root_cert.is_none() {
             return Err(Error::Config(format!(
                 "sslmode {} needs the CA to verify the server with: set --db-sslrootcert (PSQL_SSLROOTCERT) \
-                 or sslrootcert in DATABASE_URL",
+                 or sslrootcert in DATABASE_URL, to a PEM file or to `system` for the system's CA store",
+                self.mode_name()
+            )));
+        }
+        // libpq's rule since PostgreSQL 16: anyone can have a certificate from a CA the system trusts
+        // for a host name of their own, so a check without the name (verify-ca) or no check at all
+        // would accept them.
+        if self.root_cert == Some(RootCertificates::System) && self.mode != SslMode::VerifyFull {
+            return Err(Error::Config(format!(
+                "sslmode {} cannot be used with sslrootcert=system: any CA the system trusts signs \
+                 certificates for other people's host names, so only verify-full (the default with \
+                 sslrootcert=system) is accepted",
                 self.mode_name()
             )));
         }
@@ -141,11 +175,11 @@ impl TlsSettings {
             (Verification::None, _) | (_, None) => builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(AnyServerCertificate(provider))),
-            (Verification::ChainAndName, Some(path)) => builder.with_root_certificates(roots(path)?),
-            (Verification::Chain, Some(path)) => {
-                let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots(path)?), provider)
+            (Verification::ChainAndName, Some(roots)) => builder.with_root_certificates(roots.load()?),
+            (Verification::Chain, Some(roots)) => {
+                let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots.load()?), provider)
                     .build()
-                    .map_err(|e| Error::Config(format!("the CA file {} is unusable: {e}", path.display())))?;
+                    .map_err(|e| Error::Config(format!("{} is unusable: {e}", roots.describe())))?;
                 builder
                     .dangerous()
                     .with_custom_certificate_verifier(Arc::new(ChainOnly(webpki)))
@@ -166,7 +200,7 @@ impl TlsSettings {
     }
 }
 
-fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+pub(super) fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     let unreadable = |e: &dyn std::fmt::Display| {
         Error::Config(format!("cannot read the certificates of {}: {e}", path.display()))
     };
@@ -178,19 +212,6 @@ fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
         return Err(unreadable(&"no PEM certificate in it"));
     }
     Ok(certificates)
-}
-
-fn roots(path: &Path) -> Result<RootCertStore> {
-    let mut roots = RootCertStore::empty();
-    for certificate in certificates(path)? {
-        roots.add(certificate).map_err(|e| {
-            Error::Config(format!(
-                "the CA file {} holds an unusable certificate: {e}",
-                path.display()
-            ))
-        })?;
-    }
-    Ok(roots)
 }
 
 /// tokio-postgres' TLS connector, built for each connection from the files as they are then (a
@@ -233,18 +254,38 @@ pub fn rustls_failure<'a>(error: &'a (dyn std::error::Error + 'static)) -> Optio
     None
 }
 
-/// What a user should read when TLS failed: which check refused the server, and what to look at.
-pub fn explain(failure: &rustls::Error) -> String {
+/// What a user should read when TLS failed under `settings`: which check refused the server, and
+/// what to look at.
+pub fn explain(settings: &TlsSettings, failure: &rustls::Error) -> String {
     match failure {
-        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
-            "the server's certificate is not signed by a CA of sslrootcert (wrong CA?)".into()
-        }
+        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => match settings.root_cert {
+            Some(RootCertificates::System) => "the server's certificate is not signed by a CA the system \
+                trusts (sslrootcert=system: the bundle SSL_CERT_FILE names, or the system's; wrong CA?)"
+                .into(),
+            _ => "the server's certificate is not signed by a CA of sslrootcert (wrong CA?)".into(),
+        },
         rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
         ) => {
             "host name mismatch (connect with a name the certificate holds, or use sslmode=verify-ca)".into()
         }
         rustls::Error::InvalidCertificate(_) => "the server's certificate is refused".into(),
+        // The alerts a server sends when the certificate we showed did not pass its checks (OpenSSL's
+        // for a signature that does not verify, under a CA of the same name with a new key, is
+        // decrypt_error).
+        rustls::Error::AlertReceived(
+            AlertDescription::UnknownCA
+            | AlertDescription::DecryptError
+            | AlertDescription::BadCertificate
+            | AlertDescription::CertificateRevoked
+            | AlertDescription::CertificateExpired
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::CertificateRequired,
+        ) if settings.client_cert.is_some() => {
+            "the server refused the client certificate (sslcert: is it signed by a CA the server trusts, \
+             current and not revoked?)"
+                .into()
+        }
         _ => "the handshake failed".into(),
     }
 }
@@ -290,7 +331,7 @@ mod tests {
     fn a_root_certificate_makes_prefer_and_require_check_the_chain_as_libpq_does() {
         let with = |mode, root: Option<&str>| TlsSettings {
             mode,
-            root_cert: root.map(PathBuf::from),
+            root_cert: root.map(|path| RootCertificates::File(path.into())),
             ..Default::default()
         };
         assert_eq!(with(SslMode::Require, None).verification(), Verification::None);
@@ -322,7 +363,7 @@ mod tests {
         assert!(matches!(no_ca.check(), Err(Error::Config(m)) if m.contains("--db-sslrootcert")));
         let missing_ca = TlsSettings {
             mode: SslMode::VerifyCa,
-            root_cert: Some("/nonexistent/ca.crt".into()),
+            root_cert: Some(RootCertificates::File("/nonexistent/ca.crt".into())),
             ..Default::default()
         };
         assert!(matches!(missing_ca.check(), Err(Error::Config(m)) if m.contains("/nonexistent/ca.crt")));
@@ -332,5 +373,52 @@ mod tests {
         };
         assert!(matches!(cert_without_key.check(), Err(Error::Config(m)) if m.contains("--db-sslkey")));
         assert!(TlsSettings::default().check().is_ok(), "prefer needs no file");
+    }
+
+    #[test]
+    fn sslrootcert_system_makes_verify_full_the_default_and_refuses_every_weaker_mode() {
+        let system = |mode| TlsSettings::new(mode, Some(RootCertificates::System), None, None);
+        assert_eq!(system(None).mode, SslMode::VerifyFull, "libpq 16's default");
+        assert_eq!(
+            TlsSettings::new(None, Some(RootCertificates::File("ca.crt".into())), None, None).mode,
+            SslMode::Prefer,
+            "a file leaves the default as it was"
+        );
+        for weak in [
+            SslMode::Disable,
+            SslMode::Prefer,
+            SslMode::Require,
+            SslMode::VerifyCa,
+        ] {
+            let refused = system(Some(weak)).check();
+            assert!(
+                matches!(&refused, Err(Error::Config(m)) if m.contains("sslrootcert=system") && m.contains("only verify-full")),
+                "{weak:?}: {refused:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_issuer_is_explained_by_where_the_cas_came_from() {
+        let unknown = rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer);
+        let with = |root| TlsSettings::new(None, Some(root), None, None);
+        assert!(
+            explain(&with(RootCertificates::File("ca.crt".into())), &unknown).contains("a CA of sslrootcert")
+        );
+        let system = explain(&with(RootCertificates::System), &unknown);
+        assert!(
+            system.contains("not signed by a CA the system trusts") && system.contains("SSL_CERT_FILE"),
+            "{system}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_of_our_certificate_is_named_as_such_only_when_we_showed_one() {
+        let with_client = TlsSettings::new(None, None, Some("c.crt".into()), Some("c.key".into()));
+        for alert in [AlertDescription::UnknownCA, AlertDescription::DecryptError] {
+            let failure = rustls::Error::AlertReceived(alert);
+            assert!(explain(&with_client, &failure).contains("refused the client certificate"));
+            assert_eq!(explain(&TlsSettings::default(), &failure), "the handshake failed");
+        }
     }
 }

@@ -14,6 +14,7 @@ use crate::{Error, Result};
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct UrlTls {
     pub mode: Option<SslMode>,
+    /// A file, or the word `system` (told apart later, as the flag's value is).
     pub root_cert: Option<PathBuf>,
     pub client_cert: Option<PathBuf>,
     pub client_key: Option<PathBuf>,

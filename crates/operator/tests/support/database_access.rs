@@ -2,7 +2,7 @@
 //! of their own, files replaced as the kubelet replaces a mounted Secret's, and the Ready condition's
 //! message.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use operator::api::postgres_writer::PostgresWriter;
 
@@ -22,6 +22,48 @@ pub fn replace_file(path: &Path, content: &[u8]) {
     let next = path.with_extension("next");
     std::fs::write(&next, content).expect("new content written");
     std::fs::rename(&next, path).expect("new content in place");
+}
+
+/// A Secret mounted as the kubelet lays it out: each key a link through `..data` to a directory of
+/// the current content; an update writes a new directory and swaps `..data` in one rename, so that a
+/// reader sees every file old or every file new (a certificate never beside the wrong key).
+pub struct MountedSecret {
+    dir: PathBuf,
+    version: u32,
+}
+
+impl MountedSecret {
+    /// Mounts `files` (name, content) in `dir`, which must not exist yet.
+    pub fn mount(dir: &Path, files: &[(&str, &[u8])]) -> MountedSecret {
+        std::fs::create_dir(dir).expect("the mount's directory");
+        let mut mounted = MountedSecret {
+            dir: dir.to_owned(),
+            version: 0,
+        };
+        mounted.update(files);
+        for (name, _) in files {
+            std::os::unix::fs::symlink(Path::new("..data").join(name), dir.join(name)).expect("a key's link");
+        }
+        mounted
+    }
+
+    /// Where the key `name` is read.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// The Secret's new content, every key at once.
+    pub fn update(&mut self, files: &[(&str, &[u8])]) {
+        self.version += 1;
+        let version = format!("..version-{}", self.version);
+        std::fs::create_dir(self.dir.join(&version)).expect("a version's directory");
+        for (name, content) in files {
+            std::fs::write(self.dir.join(&version).join(name), content).expect("a key's content");
+        }
+        let next = self.dir.join("..data_tmp");
+        std::os::unix::fs::symlink(&version, &next).expect("the next ..data");
+        std::fs::rename(&next, self.dir.join("..data")).expect("..data swapped");
+    }
 }
 
 /// Ends every client session of `role` but the caller's own, as a database administrator does after

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod database_access;
+pub mod database_tls;
 pub mod deployment;
 pub mod helm;
 pub mod kubelet;

@@ -39,6 +39,10 @@ struct Args {
     /// Require the bearer token in this file instead of a random one generated at start-up.
     #[arg(long, env = "APISERVER_TOKEN_FILE", conflicts_with = "insecure_no_auth")]
     token_file: Option<PathBuf>,
+    /// How requests are authorized, as kube-apiserver's flag: `RBAC` (kube-apiserver's bootstrap
+    /// roles, the kubeconfig's token in `system:masters`) or `AlwaysAllow`.
+    #[arg(long, env = "APISERVER_AUTHORIZATION_MODE", default_value = "RBAC", value_parser = parse_authorization_mode)]
+    authorization_mode: apiserver::Authorization,
     /// Keep every object in this directory (created when missing) across restarts; a write is answered
     /// only once it is on disk. Without it everything lives in memory and is gone at exit.
     #[arg(long, env = "APISERVER_DATA_DIR")]
@@ -59,6 +63,16 @@ struct Args {
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
+}
+
+fn parse_authorization_mode(text: &str) -> Result<apiserver::Authorization, String> {
+    match text {
+        "RBAC" => Ok(apiserver::Authorization::Rbac),
+        "AlwaysAllow" => Ok(apiserver::Authorization::AlwaysAllow),
+        other => Err(format!(
+            "authorization mode {other:?} is not one of RBAC, AlwaysAllow"
+        )),
+    }
 }
 
 /// The feature gates the server knows.
@@ -116,6 +130,7 @@ async fn main() -> std::process::ExitCode {
         history_capacity: args.history,
         history_bytes: args.history_bytes,
         auth,
+        authorization: args.authorization_mode,
         data_dir: args.data_dir,
         audit: match args.audit_log {
             Some(path) => apiserver::Audit::MemoryAndFile(path),

@@ -89,6 +89,13 @@ impl Environment {
         self.server.token()
     }
 
+    /// A client authenticated as the user `name` in `groups` (and `system:authenticated`), namespace
+    /// `default`, which may do what RBAC grants it: bind it to a role with the administrator's
+    /// [`Environment::client`] first. Fails under [`Builder::plain_http`], which authenticates no one.
+    pub fn add_user(&self, name: &str, groups: &[&str]) -> Result<kube::Client> {
+        crate::users::client_for(&self.server, name, groups)
+    }
+
     /// Installs more CRDs on the running server and waits until each is Established.
     pub async fn install_crds(&self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Result<()> {
         let crds: Vec<_> = crds.into_iter().map(manifests::Crd::from).collect();
@@ -180,6 +187,14 @@ impl Builder {
     /// Anyone who can reach the port may do anything: keep the loopback address.
     pub fn plain_http(mut self) -> Self {
         self.config.auth = Auth::None;
+        self
+    }
+
+    /// How requests are authorized: RBAC by default (kube-apiserver's bootstrap roles, the
+    /// administrator in `system:masters`); [`crate::Authorization::AlwaysAllow`] lets every
+    /// authenticated request through, for tests that do not care who may do what.
+    pub fn authorization(mut self, authorization: crate::Authorization) -> Self {
+        self.config.authorization = authorization;
         self
     }
 

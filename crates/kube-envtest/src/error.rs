@@ -34,6 +34,12 @@ pub enum Error {
         timeout: Duration,
         reason: String,
     },
+    /// [`crate::Environment::add_user`] on a server without authentication
+    /// ([`crate::Builder::plain_http`]), where every request is the administrator's.
+    #[error(
+        "a server started with plain_http() authenticates no one, so it has no users: start it with HTTPS"
+    )]
+    NoUsers,
     /// The kubeconfig could not be written.
     #[error("writing the kubeconfig to {path}: {source}")]
     WriteKubeconfig {

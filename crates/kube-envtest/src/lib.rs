@@ -76,6 +76,8 @@ mod crds;
 mod environment;
 mod error;
 mod manifests;
+mod users;
 
+pub use apiserver::Authorization;
 pub use environment::{Builder, Environment};
 pub use error::{Error, Result};

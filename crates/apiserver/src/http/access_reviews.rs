@@ -53,14 +53,23 @@ fn token_review(shared: &Shared, review: &Value) -> Result<Value> {
             "token is required for TokenReview in authentication".into(),
         ));
     }
+    // Without audiences, the review asks for the server's own, as a request would be authenticated.
+    let audiences: Vec<String> = review
+        .pointer("/spec/audiences")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .filter(|list: &Vec<String>| !list.is_empty())
+        .unwrap_or_else(|| vec![super::issued_tokens::API_AUDIENCE.to_owned()]);
     let identity = shared
         .credentials()
-        .and_then(|credentials| credentials.identify(token));
+        .and_then(|credentials| credentials.identify_for(token, &audiences));
     Ok(match identity {
-        Some(identity) => {
+        Some((identity, audiences)) => {
             let mut user = super::reviews::user_info(&identity);
-            user["extra"] = json!({});
-            json!({"authenticated": true, "user": user})
+            if user.get("extra").is_none() {
+                user["extra"] = json!({});
+            }
+            json!({"authenticated": true, "user": user, "audiences": audiences})
         }
         None => json!({"user": {}}),
     })

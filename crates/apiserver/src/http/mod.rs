@@ -24,13 +24,16 @@ mod pod_resize;
 mod pods;
 mod proxies;
 pub(crate) mod random_token;
+mod rbac_escalation;
 pub(crate) mod request;
+pub mod request_authorization;
 mod resources;
 pub mod respond;
 pub(crate) mod reviews;
 mod scale;
 mod service_account_tokens;
 mod shared;
+pub mod static_users;
 mod subresource;
 pub mod tls;
 mod watch;
@@ -44,9 +47,14 @@ use request::Call;
 pub use shared::Shared;
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    // Layers run outside in, the last added first: authentication, then classification.
+    // Layers run outside in, the last added first: authentication, then classification, then
+    // authorization, as kube-apiserver's filters run.
     let router = Router::new()
         .fallback(dispatch)
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            request_authorization::authorize,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             flow_control::classify,

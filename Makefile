@@ -9,7 +9,7 @@ DIST ?= dist
 STATIC_TARGET := x86_64-unknown-linux-musl
 OPERATOR := $(CARGO) run -q -p operator --bin operator --
 
-.PHONY: help build test control-plane e2e conformance go-peer helm bench fmt lint manifests generate install uninstall run dev apiserver static-binary docker-build deploy undeploy build-installer helm-chart
+.PHONY: help build test control-plane e2e conformance go-peer helm bench fmt lint manifests generate package-check install uninstall run dev apiserver static-binary docker-build deploy undeploy build-installer helm-chart
 
 # Which tiers `make test` runs: embedded (the embedded API server), real (the upstream kube-apiserver,
 # etcd and kube-controller-manager built from testenv/control-plane), cluster (a real single-node
@@ -61,6 +61,9 @@ manifests: ## Write the generated CRDs into config/crd and the webhook manifests
 
 generate: ## Write crates/apimachinery/generated again from the Kubernetes Go modules (what a build without Go reads).
 	UPDATE_SNAPSHOT=1 $(CARGO) test -q -p apimachinery --lib the_committed_snapshot_says_what_the_go_modules_say
+
+package-check: ## Package kube-envtest and its crates, and build and test examples/configmap-mirror against the packages (no Go).
+	bash scripts/package-check.sh
 
 install: ## Apply the CRDs to the cluster in KUBECONFIG.
 	$(OPERATOR) install

@@ -34,9 +34,11 @@ case $tiers in
   all | both) nextest --profile default ;;
   embedded | real) nextest --profile "$tiers" ;;
 esac
-# kube-envtest and its example as another project builds them: no Go on PATH, offline.
+# kube-envtest as another project builds it: no Go on PATH, offline; then from its packages, with the
+# example project built and tested against them (cargo test: it is no workspace member).
 if runs embedded; then
   bash scripts/no-go-build.sh --no-fail-fast || status=1
+  bash scripts/package-check.sh --no-fail-fast || status=1
 fi
 
 if runs cluster; then

@@ -10,8 +10,9 @@
 //! own types are generated from. protox compiles them in pure Rust: no protoc to install.
 //!
 //! The files come from the Go modules at the version the test control plane pins in
-//! testenv/control-plane/go.mod (the one place that version is written): `go mod download -json`
-//! prints where each module lies in the Go module cache, fetching it first when it is not there.
+//! testenv/control-plane/go.mod (the one place that version is written; `build/control-plane.go.mod`
+//! links to it, so that the crate's package carries it): `go mod download -json` prints where each
+//! module lies in the Go module cache, fetching it first when it is not there.
 //!
 //! The descriptors and the Go facts are also committed, as text, in `generated/` (`make generate`
 //! writes them), because they are not the protobuf form's alone. They are the Go types of the built-in
@@ -84,7 +85,9 @@ fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
 /// the crate embeds and their text forms, which the snapshot test compares with `generated/`.
 #[cfg(feature = "go-modules")]
 fn write_kubernetes_types(manifest: &Path, out: &Path) -> Result<(), String> {
-    let go_mod = manifest.join("../../testenv/control-plane/go.mod");
+    // A link to testenv/control-plane/go.mod, inside this crate so that its package carries the pins
+    // (cargo packages the file the link names).
+    let go_mod = manifest.join("build/control-plane.go.mod");
     println!("cargo:rerun-if-changed={}", go_mod.display());
     let pins = fs::read_to_string(&go_mod).map_err(|e| {
         format!(

@@ -46,7 +46,7 @@ pub use error::{Error, Result};
 pub use http::{
     audit::{Audit, AuditRecord},
     auth::Auth,
-    request_authorization::Authorization,
+    authorization_mode::Authorization,
 };
 use secrecy::{ExposeSecret, SecretString};
 pub use store::Store;
@@ -82,7 +82,7 @@ pub struct Config {
     /// Whether one node is simulated (on by default): a ready Node object on which Pods are
     /// scheduled and reported running and ready at once, as a kubelet would report them, so that
     /// Deployments become available. Off, no node exists and Pods stay Pending, as on a control plane
-    /// without nodes. See [`emulated::workloads::node`].
+    /// without nodes. See `emulated::workloads::node`.
     pub simulated_node: bool,
 }
 
@@ -160,7 +160,6 @@ impl ApiServer {
             service_account_tokens: Default::default(),
             flow_control: Default::default(),
             controllers,
-            write_stages: Default::default(),
             users: users.clone(),
             authorization: config.authorization,
         });

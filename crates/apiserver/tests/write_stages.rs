@@ -1,8 +1,10 @@
 //! Each stage of a write runs once per request: decoding, mutating admission, validation, validating
 //! admission and the store's commit, counted by the embedded server on `/metrics`
 //! (`embedded_apiserver_write_stages_total`) and, for the webhooks, by the webhook server itself. A
-//! write no webhook is configured for runs no admission stage. The counts are the embedded server's
-//! own, so these tests run on it alone.
+//! write no webhook is configured for runs no admission stage. Writes through subresources (a Scale,
+//! an Eviction) count as requests' too; the server's own writes (its emulated controllers') run the
+//! same stages but admission, counted apart (`embedded_apiserver_server_write_stages_total`). The
+//! counts are the embedded server's own, so these tests run on it alone.
 
 mod common;
 
@@ -19,14 +21,20 @@ use testenv::{Backend, ControlPlane};
 
 const CONFIG_MAPS: &str = "/api/v1/namespaces/default/configmaps";
 
-/// Each stage's count, as `/metrics` reports it.
+/// Each stage's count of requests' writes, as `/metrics` reports it.
 async fn stage_counts(client: &kube::Client) -> BTreeMap<String, u64> {
+    counts_of(client, "embedded_apiserver_write_stages_total").await
+}
+
+/// Each stage's count in metric `family`.
+async fn counts_of(client: &kube::Client, family: &str) -> BTreeMap<String, u64> {
     let answer = common::request(client, "GET", "/metrics", "application/json", Value::Null).await;
     assert_eq!(answer.status, 200, "{}", answer.text);
+    let prefix = format!("{family}{{stage=\"");
     answer
         .text
         .lines()
-        .filter_map(|line| line.strip_prefix("embedded_apiserver_write_stages_total{stage=\""))
+        .filter_map(|line| line.strip_prefix(prefix.as_str()))
         .filter_map(|rest| rest.split_once("\"} "))
         .map(|(stage, count)| (stage.to_owned(), count.parse().expect("a count")))
         .collect()
@@ -223,5 +231,97 @@ async fn each_stage_of_a_write_through_webhooks_runs_once() {
             seen["metadata"]["labels"]["mutated"], "yes",
             "{what}: the validating webhook sees what the mutating one made"
         );
+    }
+}
+
+/// A webhook on nothing in particular: every write then goes through the admission stages.
+async fn any_webhook(client: &kube::Client, server: &WebhookServer) {
+    configure(
+        client,
+        "ValidatingWebhookConfiguration",
+        server.client_config("/allow"),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn subresource_writes_run_the_admission_stages_once() {
+    let plane = common::without_a_node(Backend::Embedded).await;
+    let client = plane.client();
+    let recorder = Recorder::default();
+    let server = WebhookServer::start(Router::new().route("/allow", recorder.route(allow))).await;
+    any_webhook(&client, &server).await;
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
+    let created = request(&client, "POST", deployments, "application/json", deployment).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let ran = stages_of(&client, async {
+        let scaled = request(
+            &client,
+            "PATCH",
+            &format!("{deployments}/web/scale"),
+            "application/merge-patch+json",
+            json!({"spec": {"replicas": 2}}),
+        )
+        .await;
+        assert_eq!(scaled.status, 200, "{}", scaled.body);
+    })
+    .await;
+    let once = expected(&[
+        ("decode", 1),
+        ("mutating_admission", 1),
+        ("validate", 1),
+        ("validating_admission", 1),
+        ("commit", 1),
+    ]);
+    assert_eq!(ran, once, "a scale");
+
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "evictee"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let pods = "/api/v1/namespaces/default/pods";
+    let created = request(&client, "POST", pods, "application/json", pod).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let ran = stages_of(&client, async {
+        let eviction =
+            json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "evictee"}});
+        let path = format!("{pods}/evictee/eviction");
+        let evicted = request(&client, "POST", &path, "application/json", eviction).await;
+        assert_eq!(evicted.status, 201, "{}", evicted.body);
+    })
+    .await;
+    // An Eviction is admitted and never stored: the pod it deletes is no write of its own.
+    let admitted = expected(&[("mutating_admission", 1), ("validating_admission", 1)]);
+    assert_eq!(ran, admitted, "an eviction");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_controllers_writes_run_the_strategy_stages_without_admission() {
+    let plane = ControlPlane::start(Backend::Embedded)
+        .await
+        .expect("server starts");
+    let client = plane.client();
+    let recorder = Recorder::default();
+    let server = WebhookServer::start(Router::new().route("/allow", recorder.route(allow))).await;
+    any_webhook(&client, &server).await;
+    let server_counts = || counts_of(&client, "embedded_apiserver_server_write_stages_total");
+    let before = server_counts().await;
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let created = request(&client, "POST", path, "application/json", deployment).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    // The deployment controller's ReplicaSet, its pods, the statuses: each a write of the server's.
+    let after = server_counts().await;
+    let ran = |stage: &str| after[stage] - before.get(stage).copied().unwrap_or_default();
+    for stage in ["decode", "validate", "commit"] {
+        assert!(ran(stage) >= 3, "{stage} ran {} times", ran(stage));
+    }
+    for stage in ["mutating_admission", "validating_admission", "conversion"] {
+        assert_eq!(ran(stage), 0, "{stage}");
     }
 }

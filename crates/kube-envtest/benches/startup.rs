@@ -10,6 +10,9 @@
 //!
 //! Medians, with the range: the machine is shared, so single runs say little.
 
+#[path = "support/proc_status.rs"]
+mod proc_status;
+
 use std::{
     process::Command,
     time::{Duration, Instant},
@@ -31,19 +34,7 @@ pub struct WidgetSpec {
 
 /// `VmRSS` or `VmHWM` of this process, in KiB, from /proc.
 fn status_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| {
-            rest.trim_start_matches(':')
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
+    proc_status::status_kib("/proc/self/status", field)
 }
 
 /// A server with the Widget CRD Established, and its first list answered.

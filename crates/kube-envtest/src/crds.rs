@@ -12,6 +12,10 @@ use kube::{
 
 use crate::{Error, Result, manifests::Crd};
 
+/// How long a CRD may take to report Established. The server establishes a CRD within the write that
+/// creates it, so this only bounds a test on a machine stalled far beyond what any test tolerates.
+pub(crate) const DEFAULT_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The field manager the CRDs are applied as: a test's own later apply of them does not conflict.
 const FIELD_MANAGER: &str = "kube-envtest";
 

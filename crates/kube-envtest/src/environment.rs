@@ -11,11 +11,11 @@ use apiserver::{ApiServer, Auth, Config};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Error, Result, crds, manifests};
-
-/// How long a CRD may take to report Established. The server establishes a CRD within the write that
-/// creates it, so this only bounds a test on a machine stalled far beyond what any test tolerates.
-const DEFAULT_ESTABLISH_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::{
+    Error, Result, WebhookInstallOptions, WebhookServing,
+    crds::{self, DEFAULT_ESTABLISH_TIMEOUT},
+    manifests, webhooks,
+};
 
 /// An embedded Kubernetes API server running in this process, with the CRDs it was built with
 /// installed and Established. Dropping it stops the server and frees everything it held; [`Environment::stop`]
@@ -27,6 +27,7 @@ pub struct Environment {
     server: ApiServer,
     client: kube::Client,
     establish_timeout: Duration,
+    webhooks: Option<WebhookServing>,
 }
 
 impl Environment {
@@ -96,9 +97,19 @@ impl Environment {
         crate::users::client_for(&self.server, name, groups)
     }
 
-    /// Installs more CRDs on the running server and waits until each is Established.
+    /// Where the test serves the webhooks of [`Builder::webhook_install_options`], with what
+    /// certificate; `None` when the environment was built without webhooks.
+    pub fn webhook_serving(&self) -> Option<&WebhookServing> {
+        self.webhooks.as_ref()
+    }
+
+    /// Installs more CRDs on the running server and waits until each is Established (a CRD converting
+    /// through a webhook converts through [`Environment::webhook_serving`], if any).
     pub async fn install_crds(&self, crds: impl IntoIterator<Item = CustomResourceDefinition>) -> Result<()> {
-        let crds: Vec<_> = crds.into_iter().map(manifests::Crd::from).collect();
+        let mut crds: Vec<_> = crds.into_iter().map(manifests::Crd::from).collect();
+        if let Some(serving) = &self.webhooks {
+            webhooks::convert_through(serving, &mut crds);
+        }
         crds::install(&self.client, &crds, self.establish_timeout).await
     }
 
@@ -141,6 +152,7 @@ pub struct Builder {
     crds: Vec<CustomResourceDefinition>,
     crd_paths: Vec<PathBuf>,
     establish_timeout: Duration,
+    webhooks: Option<WebhookInstallOptions>,
 }
 
 impl Default for Builder {
@@ -150,6 +162,7 @@ impl Default for Builder {
             crds: Vec::new(),
             crd_paths: Vec::new(),
             establish_timeout: DEFAULT_ESTABLISH_TIMEOUT,
+            webhooks: None,
         }
     }
 }
@@ -246,23 +259,42 @@ impl Builder {
         self
     }
 
-    /// Reads the manifests of [`Builder::crd_paths`], starts the server, then installs the CRDs and
-    /// waits until each is Established.
+    /// Webhooks the test serves itself, as envtest's `WebhookInstallOptions`: at start, a CA and a
+    /// serving certificate for `127.0.0.1` are made and a free port picked
+    /// ([`Environment::webhook_serving`]), every webhook configuration is pointed there (a Service
+    /// reference becomes `https://127.0.0.1:PORT<its path>`, every `caBundle` the CA) and installed, and
+    /// so is the conversion webhook of every CRD whose conversion strategy is `Webhook`. The test then
+    /// serves its webhooks on that address with that certificate.
+    pub fn webhook_install_options(mut self, options: WebhookInstallOptions) -> Self {
+        self.webhooks = Some(options);
+        self
+    }
+
+    /// Reads the manifests of [`Builder::crd_paths`] (and of the webhooks), starts the server, then
+    /// installs the CRDs, waits until each is Established, and installs the webhook configurations.
     pub async fn start(self) -> Result<Environment> {
         // Read first: a manifest that does not parse fails before anything listens.
         let mut crds: Vec<manifests::Crd> = self.crds.into_iter().map(manifests::Crd::from).collect();
         crds.extend(manifests::read(&self.crd_paths)?);
+        let webhooks = self.webhooks.map(WebhookInstallOptions::prepare).transpose()?;
+        if let Some(webhooks) = &webhooks {
+            webhooks::convert_through(webhooks.serving(), &mut crds);
+        }
         let server = ApiServer::start(self.config)
             .await
             .map_err(|e| Error::Start(Box::new(e)))?;
         let client = kube::Client::try_from(server.kube_config()).map_err(Error::Client)?;
-        let environment = Environment {
+        let mut environment = Environment {
             server,
             client,
             establish_timeout: self.establish_timeout,
+            webhooks: None,
         };
         if !crds.is_empty() {
             crds::install(&environment.client, &crds, self.establish_timeout).await?;
+        }
+        if let Some(webhooks) = webhooks {
+            environment.webhooks = Some(webhooks.install(&environment.client).await?);
         }
         tracing::debug!(url = %environment.url(), crds = crds.len(), "kube-envtest environment ready");
         Ok(environment)

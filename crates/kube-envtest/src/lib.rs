@@ -3,8 +3,15 @@
 //! kube-apiserver binaries and no cluster. A server starts in under a fifth of a second in a test build
 //! (a few milliseconds optimized) and takes about 40 MiB; BENCHMARKS.md has the figures.
 //!
-//! An [`Environment`] is the embedded API server of this repository (`crates/apiserver`) on a free
-//! loopback port, with the CustomResourceDefinitions you name installed and `Established`; it hands
+//! A test depends on it with one line (it uses kube 5 and k8s-openapi 0.29 with `v1_33`, as the
+//! project's own dependencies must):
+//!
+//! ```toml
+//! [dev-dependencies]
+//! kube-envtest = "0.1.0"
+//! ```
+//!
+//! An [`Environment`] is the embedded API server (the `apiserver` crate) on a free loopback port, with the CustomResourceDefinitions you name installed and `Established`; it hands
 //! out a [`kube::Client`] with every right and a kubeconfig (as text, or written to a file for
 //! kubectl). Dropping it stops the server.
 //!
@@ -41,6 +48,10 @@
 //! a random bearer token, [`Builder::data_dir`] to keep objects across a restart instead of memory
 //! only, [`Builder::watch_list`] for streaming lists, [`Builder::watch_history`] to provoke a 410 Gone.
 //!
+//! [`Builder::webhook_install_options`] installs the webhooks a test serves itself, as envtest's
+//! `WebhookInstallOptions`: the configurations of `config/webhook` and the conversion webhooks of the
+//! CRDs, pointed at a loopback port with a certificate made for the run ([`WebhookServing`]).
+//!
 //! # What it emulates, and what not
 //!
 //! The server is Kubernetes 1.33's API, checked request by request against the real kube-apiserver
@@ -69,17 +80,24 @@
 //! kube 5 and k8s-openapi 0.29 with its `v1_33` feature (k8s-openapi allows one version feature in
 //! a build, and the server is 1.33's). The server runs on the Tokio runtime of the test that starts it.
 //! The build needs no Go and no network: the Kubernetes types the server needs come from a snapshot
-//! committed in `crates/apimachinery/generated`. The `go-modules` feature reads them from the
-//! Kubernetes Go modules instead, as this repository's own build does. It does need a C compiler: ring
+//! the `apimachinery` crate ships (its `generated/`). The `go-modules` feature reads them from the
+//! Kubernetes Go modules instead (it needs `go`), as the server's own repository builds it. It does need a C compiler: ring
 //! (rustls's cryptography) is built from source. jemalloc, the `apiserver` binary's allocator, is not:
 //! the server's library is used without its `jemalloc` feature.
+
+#![warn(missing_docs)]
 
 mod crds;
 mod environment;
 mod error;
 mod manifests;
 mod users;
+mod webhooks;
 
 pub use apiserver::Authorization;
 pub use environment::{Builder, Environment};
 pub use error::{Error, Result};
+/// The TLS library [`WebhookServing::server_config`] is of (rustls 0.23), for a test that names its
+/// types.
+pub use serving::rustls;
+pub use webhooks::{DEFAULT_CONVERSION_PATH, WebhookInstallOptions, WebhookServing};

@@ -331,8 +331,7 @@ async fn children_an_earlier_version_made_are_adopted_and_a_strangers_stay_refus
     // ready for a while: what a user sees once the rollout is over is Running with its two replicas.
     eventually("shop Running with its 2 replicas", PODS_READY_WITHIN, || async {
         let status = api.get("shop").await.ok()?.status?;
-        (status.phase.as_deref() == Some("Running") && status.ready_replicas == Some(2))
-            .then_some(())
+        (status.phase.as_deref() == Some("Running") && status.ready_replicas == Some(2)).then_some(())
     })
     .await;
     // Nothing duplicated: one Deployment and one Service of shop's, the stranger's beside them.

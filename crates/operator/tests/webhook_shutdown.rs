@@ -6,7 +6,7 @@ mod support;
 
 use std::{sync::Arc, time::Duration};
 
-use operator::webhook::{CONVERSION_PATH, configurations::Endpoint};
+use operator::webhook::CONVERSION_PATH;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpStream,
@@ -25,11 +25,8 @@ use support::{eventually, webhooks};
 /// A conversion review with nothing to convert: the smallest call the API server makes.
 const REVIEW: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"7","desiredAPIVersion":"voting.schoolofdevops.com/v1","objects":[]}}"#;
 
-/// A TLS connection to the webhook server that trusts only the CA of `endpoint`.
-async fn connect(endpoint: &Endpoint, addr: std::net::SocketAddr) -> TlsStream<TcpStream> {
-    let Endpoint::Url { ca_pem, .. } = endpoint else {
-        panic!("a URL endpoint")
-    };
+/// A TLS connection to the webhook server that trusts only `ca_pem`.
+async fn connect(ca_pem: &str, addr: std::net::SocketAddr) -> TlsStream<TcpStream> {
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.expect("a CA certificate")).expect("a root");
@@ -82,11 +79,11 @@ async fn read_response(stream: &mut TlsStream<TcpStream>) -> (u16, String, Strin
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_draining_server_closes_each_connection_after_its_response() {
-    let hooks = webhooks::start(None).await;
+    let hooks = webhooks::serve_alone().await;
     let addr = hooks.server.bound;
 
     // Before the drain, a connection is kept for the next call.
-    let mut kept = connect(&hooks.endpoint, addr).await;
+    let mut kept = connect(&hooks.ca_pem, addr).await;
     kept.write_all(format!("{}{REVIEW}", request_head(REVIEW.len())).as_bytes())
         .await
         .unwrap();
@@ -112,11 +109,11 @@ async fn a_draining_server_closes_each_connection_after_its_response() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stopping_server_refuses_new_connections_and_answers_the_request_in_flight() {
-    let hooks = webhooks::start(None).await;
+    let hooks = webhooks::serve_alone().await;
     let addr = hooks.server.bound;
     // A connection the server already serves (one call answered, kept open), on which the next call
     // is half sent when the server is told to stop.
-    let mut in_flight = connect(&hooks.endpoint, addr).await;
+    let mut in_flight = connect(&hooks.ca_pem, addr).await;
     in_flight
         .write_all(format!("{}{REVIEW}", request_head(REVIEW.len())).as_bytes())
         .await

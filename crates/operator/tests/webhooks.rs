@@ -1,7 +1,8 @@
 //! The operator's webhooks as the API server calls them: VoteConfig conversion between v1alpha1 and
 //! v1 (read through kubectl in both versions), defaulting, PostgresWriter validation against the
 //! database, what each failurePolicy does with the webhook down, the CEL rules' messages, and the
-//! upgrade from the v1alpha1-only CRD.
+//! upgrade from the v1alpha1-only CRD. kube-envtest's `WebhookInstallOptions` wires the webhooks from
+//! `config/crd` and `config/webhook` (see support/webhooks.rs).
 
 mod support;
 
@@ -22,7 +23,10 @@ use operator::{
     webhook::{CONVERSION_PATH, MUTATE_VOTE_CONFIG_PATH, validation::TableCheck},
 };
 use serde_json::{Value, json};
-use support::{Backend, ControlPlane, eventually, webhooks};
+use support::{
+    Backend, eventually,
+    webhooks::{self, Plane, Registered},
+};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -43,10 +47,10 @@ fn kubectl_get(kubeconfig: &Path, resource: &str, name: &str) -> Value {
     serde_json::from_str(&output).expect("kubectl prints JSON")
 }
 
-fn write_kubeconfig(plane: &ControlPlane) -> (tempfile::TempDir, std::path::PathBuf) {
+fn write_kubeconfig(plane: &Plane) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubeconfig");
-    plane.write_kubeconfig(&path).unwrap();
+    plane.write_kubeconfig(&path);
     (dir, path)
 }
 
@@ -59,10 +63,8 @@ fn refusal<T: std::fmt::Debug>(result: kube::Result<T>) -> String {
 }
 
 async fn vote_configs_read_the_same_in_both_versions(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.unwrap();
+    let (plane, hooks) = webhooks::start(backend, Registered::ConversionOnly, None).await;
     let client = plane.client();
-    let hooks = webhooks::start(None).await;
-    webhooks::apply_crds(&client, &hooks.endpoint).await;
     let (_home, kubeconfig) = write_kubeconfig(&plane);
     let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
 
@@ -142,11 +144,8 @@ fn plane_file(kubeconfig: &Path, name: &str, text: &str) -> String {
 }
 
 async fn defaulting_gives_each_option_a_color_no_other_option_uses(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.unwrap();
+    let (plane, hooks) = webhooks::start(backend, Registered::Admission, None).await;
     let client = plane.client();
-    let hooks = webhooks::start(None).await;
-    webhooks::apply_crds(&client, &hooks.endpoint).await;
-    webhooks::register(&client, &hooks.endpoint).await;
     let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");
     let body = vote_config(
         "pets",
@@ -204,11 +203,8 @@ async fn database() -> (ThrowawayPostgres, TableCheck) {
 
 async fn admission_refuses_a_table_that_cannot_hold_rows_and_each_policy_decides_when_down(backend: Backend) {
     let (_pg, tables) = database().await;
-    let plane = ControlPlane::start(backend).await.unwrap();
+    let (plane, hooks) = webhooks::start(backend, Registered::Admission, Some(tables)).await;
     let client = plane.client();
-    let hooks = webhooks::start(Some(tables)).await;
-    webhooks::apply_crds(&client, &hooks.endpoint).await;
-    webhooks::register(&client, &hooks.endpoint).await;
     let writers: Api<PostgresWriter> = Api::namespaced(client.clone(), "default");
     let bad = support::postgres_writer::writer("ada", "grades", "Ada", 36, "UK");
 
@@ -343,7 +339,7 @@ fn config_map_of_the_old_operator(owner: &DynamicObject) -> ConfigMap {
 }
 
 async fn vote_configs_made_before_v1_survive_the_upgrade(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.unwrap();
+    let plane = Plane::start(backend).await;
     let client = plane.client();
     let (_home, kubeconfig) = write_kubeconfig(&plane);
 
@@ -377,9 +373,7 @@ async fn vote_configs_made_before_v1_survive_the_upgrade(backend: Backend) {
         .unwrap();
 
     // The upgrade: the webhooks first, then the CRD with v1 stored, then the controller.
-    let hooks = webhooks::start(None).await;
-    webhooks::apply_crds(&client, &hooks.endpoint).await;
-    webhooks::register(&client, &hooks.endpoint).await;
+    let _hooks = webhooks::install(&client, Registered::Admission, None).await;
     let (ctx, shutdown) = support::context(&client, Duration::from_secs(300));
     let running = support::spawn(ctx, shutdown, vote_config::run);
     let api: Api<VoteConfig> = Api::namespaced(client.clone(), "default");

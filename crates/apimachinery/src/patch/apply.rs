@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::{
-    ApplyRequest,
+    ObjectSchema,
     compare::{applied_set, compare},
     conflicts::conflict_error,
     declared::{undeclared_fields, undeclared_message},
@@ -21,6 +21,27 @@ use super::{
 };
 use crate::{Error, Result};
 
+/// One server-side apply request (P4).
+pub struct ApplyRequest<'a> {
+    /// The stored object, or `None` when apply creates it.
+    pub live: Option<&'a Value>,
+    /// The applied configuration (already parsed from YAML or JSON).
+    pub applied: &'a Value,
+    /// `fieldManager` query parameter (required: the caller rejects its absence).
+    pub manager: &'a str,
+    /// `force=true`: take ownership of conflicting fields instead of failing with 409.
+    pub force: bool,
+    /// `Some("status")` on the status subresource: only `status` is applied.
+    pub subresource: Option<&'a str>,
+    /// The object's type, which decides how the applied fields are recorded.
+    pub schema: ObjectSchema<'a>,
+    /// The kind has a status subresource, so an apply to the main resource owns nothing of `status`.
+    pub status_subresource: bool,
+    /// RFC 3339 time for `managedFields[].time`.
+    pub now: &'a str,
+}
+
+/// Server-side apply: returns the merged object with `metadata.managedFields` updated.
 pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
     let mut applied = request.applied.clone();
     if !applied.is_object() {

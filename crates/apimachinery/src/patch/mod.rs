@@ -17,7 +17,9 @@ mod written;
 
 use serde_json::Value;
 
+pub use apply::{ApplyRequest, server_side_apply};
 pub use typed::ObjectSchema;
+pub use update::{UpdateWrite, record_update};
 pub use written::patched_text;
 
 use crate::{Error, Result};
@@ -85,52 +87,6 @@ pub fn json_patch(live: &Value, patch: &Value) -> Result<Value> {
 /// Strategic merge patch (P3) for the built-in `kind` (merge keys and `$patch` directives).
 pub fn strategic_merge_patch(live: &Value, patch: &Value, kind: &str) -> Result<Value> {
     strategic::apply(live, patch, kind)
-}
-
-/// One server-side apply request (P4).
-pub struct ApplyRequest<'a> {
-    /// The stored object, or `None` when apply creates it.
-    pub live: Option<&'a Value>,
-    /// The applied configuration (already parsed from YAML or JSON).
-    pub applied: &'a Value,
-    /// `fieldManager` query parameter (required: the caller rejects its absence).
-    pub manager: &'a str,
-    /// `force=true`: take ownership of conflicting fields instead of failing with 409.
-    pub force: bool,
-    /// `Some("status")` on the status subresource: only `status` is applied.
-    pub subresource: Option<&'a str>,
-    /// The object's type, which decides how the applied fields are recorded.
-    pub schema: ObjectSchema<'a>,
-    /// The kind has a status subresource, so an apply to the main resource owns nothing of `status`.
-    pub status_subresource: bool,
-    /// RFC 3339 time for `managedFields[].time`.
-    pub now: &'a str,
-}
-
-/// Server-side apply: returns the merged object with `metadata.managedFields` updated.
-pub fn server_side_apply(request: &ApplyRequest<'_>) -> Result<Value> {
-    apply::server_side_apply(request)
-}
-
-/// A write that is not server-side apply (create, update, patch), as managedFields record it.
-#[derive(Debug, Clone, Copy)]
-pub struct UpdateWrite<'a> {
-    pub manager: &'a str,
-    /// `Some("status")` for a write to the status subresource.
-    pub subresource: Option<&'a str>,
-    /// The object's type, which decides how its fields are owned.
-    pub schema: ObjectSchema<'a>,
-    /// The kind has a status subresource, so a write to the main resource owns nothing of `status`.
-    pub status_subresource: bool,
-    /// RFC 3339 time for `managedFields[].time`.
-    pub now: &'a str,
-}
-
-/// Records an `Update` operation in `new`'s managedFields (fields that changed from `old`, or from the
-/// kind's zero value on create, become the manager's and leave other managers' sets), as
-/// kube-apiserver does for POST, PUT and PATCH.
-pub fn record_update(old: Option<&Value>, new: &mut Value, write: &UpdateWrite<'_>) {
-    update::record_update(old, new, write)
 }
 
 #[cfg(test)]

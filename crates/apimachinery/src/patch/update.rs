@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use super::{
-    UpdateWrite,
+    ObjectSchema,
     compare::compare,
     field_set::{FieldSet, field_key},
     reset,
@@ -56,9 +56,25 @@ pub(super) fn unowned() -> &'static FieldSet {
     &SET
 }
 
-/// Records the write in `new`'s managedFields. A write that changes no field leaves managedFields as
-/// they were, so a no-op stays a no-op.
-pub(super) fn record_update(old: Option<&Value>, new: &mut Value, write: &UpdateWrite<'_>) {
+/// A write that is not server-side apply (create, update, patch), as managedFields record it.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateWrite<'a> {
+    pub manager: &'a str,
+    /// `Some("status")` for a write to the status subresource.
+    pub subresource: Option<&'a str>,
+    /// The object's type, which decides how its fields are owned.
+    pub schema: ObjectSchema<'a>,
+    /// The kind has a status subresource, so a write to the main resource owns nothing of `status`.
+    pub status_subresource: bool,
+    /// RFC 3339 time for `managedFields[].time`.
+    pub now: &'a str,
+}
+
+/// Records an `Update` operation in `new`'s managedFields (fields that changed from `old`, or from the
+/// kind's zero value on create, become the manager's and leave other managers' sets), as
+/// kube-apiserver does for POST, PUT and PATCH.
+/// A write that changes no field leaves managedFields as they were, so a no-op stays a no-op.
+pub fn record_update(old: Option<&Value>, new: &mut Value, write: &UpdateWrite<'_>) {
     let entries = current_entries(old, new, write.subresource);
     // Fields are tracked from an object's create on: an update of an object that has no managedFields
     // (its create owned nothing, as a CSR's owns nothing its registry resets) records none either.

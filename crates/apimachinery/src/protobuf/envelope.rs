@@ -5,7 +5,7 @@ use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
 use serde_json::{Value as Json, json};
 
-use super::{from_json, schema::Schema, to_json};
+use super::{from_json, schema::Schema};
 use crate::{Error, Result};
 
 pub const MAGIC: &[u8] = b"k8s\0";
@@ -84,36 +84,6 @@ pub fn seal(schema: &Schema, api_version: &str, kind: &str, raw: Vec<u8>) -> Res
     let mut body = MAGIC.to_vec();
     body.extend(unknown.encode_to_vec());
     Ok(body)
-}
-
-/// The JSON object of an enveloped body, with its apiVersion and kind; `default` names them when the
-/// envelope does not (as the request's URL would).
-pub fn decode_object(schema: &Schema, body: &[u8], default: Option<(&str, &str)>) -> Result<Json> {
-    let unknown = open(schema, body)?;
-    let (default_version, default_kind) = default.unwrap_or(("", ""));
-    let api_version = if unknown.api_version.is_empty() {
-        default_version
-    } else {
-        &unknown.api_version
-    };
-    let kind = if unknown.kind.is_empty() {
-        default_kind
-    } else {
-        &unknown.kind
-    };
-    let descriptor = schema.message(api_version, kind).ok_or_else(|| {
-        Error::BadRequest(format!(
-            "no kind {kind:?} is registered for version {api_version:?}"
-        ))
-    })?;
-    let message = DynamicMessage::decode(descriptor, unknown.raw.as_slice())
-        .map_err(|e| Error::BadRequest(format!("the {kind} in the body does not decode: {e}")))?;
-    let mut object = to_json::message(schema, &message)?;
-    if let Json::Object(map) = &mut object {
-        map.insert("apiVersion".into(), json!(api_version));
-        map.insert("kind".into(), json!(kind));
-    }
-    Ok(object)
 }
 
 /// The enveloped message of `object`, of `kind` at `api_version`.

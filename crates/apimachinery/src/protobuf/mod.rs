@@ -97,7 +97,7 @@ pub fn declaring_struct(api_version: &str, kind: &str, path: &[&str]) -> Option<
 /// The JSON object of a protobuf body, as kube-apiserver would decode it; `api_version` and `kind`
 /// stand for what the body's envelope leaves empty.
 pub fn decode(body: &[u8], api_version: &str, kind: &str) -> Result<Value> {
-    envelope::decode_object(loaded()?, body, Some((api_version, kind)))
+    to_json::enveloped_object(loaded()?, body, Some((api_version, kind)))
 }
 
 /// `object` as kube-apiserver stores it after decoding it into its Go type: what Go's encoding/json
@@ -219,7 +219,7 @@ pub fn read_watch_frame(stream: &[u8]) -> Result<Option<(Value, usize)>> {
             .unwrap_or_default(),
         _ => Vec::new(),
     };
-    let object = envelope::decode_object(schema, &raw, None)?;
+    let object = to_json::enveloped_object(schema, &raw, None)?;
     Ok(Some((json!({"type": event_type, "object": object}), 4 + length)))
 }
 

@@ -209,7 +209,7 @@ fn special_json(schema: &Schema, special: Special, message: &DynamicMessage) -> 
             if bytes.is_empty() {
                 Json::Null
             } else if bytes.starts_with(envelope::MAGIC) {
-                envelope::decode_object(schema, &bytes, None)?
+                enveloped_object(schema, &bytes, None)?
             } else {
                 serde_json::from_slice(&bytes)
                     .map_err(|e| Error::BadRequest(format!("embedded JSON does not decode: {e}")))?
@@ -252,4 +252,34 @@ fn special_json(schema: &Schema, special: Special, message: &DynamicMessage) -> 
             }
         }
     })
+}
+
+/// The JSON object of an enveloped body, with its apiVersion and kind; `default` names them when the
+/// envelope does not (as the request's URL would).
+pub fn enveloped_object(schema: &Schema, body: &[u8], default: Option<(&str, &str)>) -> Result<Json> {
+    let unknown = envelope::open(schema, body)?;
+    let (default_version, default_kind) = default.unwrap_or(("", ""));
+    let api_version = if unknown.api_version.is_empty() {
+        default_version
+    } else {
+        &unknown.api_version
+    };
+    let kind = if unknown.kind.is_empty() {
+        default_kind
+    } else {
+        &unknown.kind
+    };
+    let descriptor = schema.message(api_version, kind).ok_or_else(|| {
+        Error::BadRequest(format!(
+            "no kind {kind:?} is registered for version {api_version:?}"
+        ))
+    })?;
+    let decoded = DynamicMessage::decode(descriptor, unknown.raw.as_slice())
+        .map_err(|e| Error::BadRequest(format!("the {kind} in the body does not decode: {e}")))?;
+    let mut object = message(schema, &decoded)?;
+    if let Json::Object(map) = &mut object {
+        map.insert("apiVersion".into(), json!(api_version));
+        map.insert("kind".into(), json!(kind));
+    }
+    Ok(object)
 }

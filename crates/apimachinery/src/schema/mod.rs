@@ -2,11 +2,11 @@
 //!
 //! The server's order for a custom resource is the apiserver's: [`StructuralSchema::prune`], then
 //! [`StructuralSchema::apply_defaults`], then [`StructuralSchema::validate`].
-//! - [`node`]: the compiled schema; [`structural`]: compiling it and the structural rules (V1).
-//! - [`validate`]: value validation (V2), worded by [`messages`], with `format`s from [`formats`].
-//! - [`defaults`] and [`prune`]: V3.
-//! - [`crd`]: validation of the `CustomResourceDefinition` object itself (V1).
-//! - [`cel`]: the CEL validation rules (`x-kubernetes-validations`, V4).
+//! - `node`: the compiled schema; `structural`: compiling it and the structural rules (V1).
+//! - `validate`: value validation (V2), worded by [`messages`], with `format`s from `formats`.
+//! - `defaults` and `prune`: V3.
+//! - `crd`: validation of the `CustomResourceDefinition` object itself (V1).
+//! - `cel`: the CEL validation rules (`x-kubernetes-validations`, V4).
 
 pub(crate) mod cel;
 mod crd;

@@ -3,20 +3,11 @@
 
 use serde_json::{Value, json};
 
-use super::{ColumnDefinition, duration, json_path};
-
-/// One `additionalPrinterColumns` entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrinterColumn {
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean`, `date`.
-    pub column_type: String,
-    pub format: String,
-    pub description: String,
-    pub priority: i64,
-    /// Simple JSONPath such as `.spec.table` or `.status.conditions[?(@.type=="Ready")].status`.
-    pub json_path: String,
-}
+use super::{
+    columns::{ColumnDefinition, name_cell},
+    duration, json_path,
+};
+use crate::resource::PrinterColumn;
 
 /// What a CRD serves when it declares no columns.
 fn age_column() -> PrinterColumn {
@@ -61,7 +52,7 @@ pub fn definitions(columns: &[PrinterColumn]) -> Vec<ColumnDefinition> {
 }
 
 pub fn cells(columns: &[PrinterColumn], object: &Value, now: jiff::Timestamp) -> Vec<Value> {
-    let mut cells = vec![super::name_cell(object)];
+    let mut cells = vec![name_cell(object)];
     cells.extend(or_default(columns).iter().map(|c| cell(c, object, now)));
     cells
 }

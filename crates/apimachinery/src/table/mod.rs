@@ -5,57 +5,19 @@
 //! - Kinds with neither (CRDs, Roles) get Name and Created At, as kube-apiserver's default.
 
 pub mod builtin;
+mod columns;
 pub mod custom;
 pub mod duration;
 pub mod json_path;
 
 use serde_json::{Value, json};
 
-pub use custom::PrinterColumn;
+pub use crate::resource::PrinterColumn;
+pub use columns::ColumnDefinition;
+use columns::{name_cell, object_meta_doc};
 pub use duration::human_duration;
 
-use crate::{
-    openapi::definitions::{OBJECT_META, definitions},
-    resource::ResourceType,
-};
-
-/// One entry of a Table's `columnDefinitions`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ColumnDefinition {
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean`, `date`.
-    pub column_type: String,
-    pub format: String,
-    pub description: String,
-    pub priority: i64,
-}
-
-impl ColumnDefinition {
-    /// The Name column every kind starts with.
-    pub fn name() -> ColumnDefinition {
-        ColumnDefinition {
-            name: "Name".into(),
-            column_type: "string".into(),
-            format: "name".into(),
-            description: object_meta_doc("name"),
-            priority: 0,
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "name": self.name, "type": self.column_type, "format": self.format,
-            "description": self.description, "priority": self.priority,
-        })
-    }
-}
-
-fn object_meta_doc(field: &str) -> String {
-    definitions()
-        .field_description(OBJECT_META, field)
-        .unwrap_or_default()
-        .to_owned()
-}
+use crate::resource::ResourceType;
 
 /// How the objects of one resource type are printed.
 #[derive(Debug, Clone, Copy)]
@@ -105,15 +67,6 @@ fn created_at(object: &Value) -> String {
     duration::timestamp(object.pointer("/metadata/creationTimestamp"))
         .map(|at| at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_else(|| "0001-01-01T00:00:00Z".into())
-}
-
-fn name_cell(object: &Value) -> Value {
-    json!(
-        object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    )
 }
 
 /// Renders objects as a Table. `with_headers` false omits `columnDefinitions` (T2: watch events after

@@ -8,23 +8,12 @@ pub mod names;
 pub mod owners;
 pub mod workloads;
 
+pub use names::NameRule;
+
 use serde_json::Value;
 
 use crate::FieldCause;
 use crate::schema::messages;
-
-/// How a kind's names are checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRule {
-    /// DNS-1123 subdomain (most kinds).
-    Subdomain,
-    /// DNS-1123 label (Namespace).
-    Label,
-    /// DNS-1035 label (Service).
-    Dns1035Label,
-    /// A segment of a URL path (APIService, whose name is `version.group`, the group maybe empty).
-    PathSegment,
-}
 
 /// Validates `metadata` of an object about to be stored. Empty when valid.
 ///

@@ -5,7 +5,18 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::NameRule;
+/// How a kind's names are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// DNS-1123 subdomain (most kinds).
+    Subdomain,
+    /// DNS-1123 label (Namespace).
+    Label,
+    /// DNS-1035 label (Service).
+    Dns1035Label,
+    /// A segment of a URL path (APIService, whose name is `version.group`, the group maybe empty).
+    PathSegment,
+}
 
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";

@@ -6,7 +6,10 @@ use apimachinery::resource::ResourceType;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::{attributes::Attributes, matching::Matched};
+use super::{
+    attributes::{Attributes, Kind},
+    matching::Matched,
+};
 use crate::{
     error::{Error, Result},
     token_holder,
@@ -98,7 +101,8 @@ async fn at_version(
     attributes: &Attributes,
     as_type: &ResourceType,
 ) -> Result<(Option<Value>, Option<Value>)> {
-    if as_type.version == attributes.rt.version {
+    // A subresource's own kind (a Scale, an Eviction) is served at one version: sent as it is.
+    if as_type.version == attributes.rt.version || attributes.kind.is_some() {
         return Ok((attributes.object.clone(), attributes.old.clone()));
     }
     let api_version = as_type.api_version();
@@ -121,7 +125,7 @@ async fn back_at_request_version(
     as_type: &ResourceType,
     object: Value,
 ) -> Result<Value> {
-    if as_type.version == attributes.rt.version {
+    if as_type.version == attributes.rt.version || attributes.kind.is_some() {
         return Ok(object);
     }
     let api_version = attributes.rt.api_version();
@@ -146,7 +150,7 @@ fn review(
     object: Option<Value>,
     old: Option<Value>,
 ) -> Result<Value, String> {
-    let kind = |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
+    let kind = |rt: &ResourceType| Kind::of(attributes.kind.as_ref(), rt);
     let resource =
         |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "resource": rt.plural});
     let mut request = json!({

@@ -8,12 +8,17 @@
 //! An update is prepared against the object read first and committed only if no other write changed
 //! it meanwhile; otherwise every stage runs again against the new current object, as the real
 //! server's `GuaranteedUpdate` does. Deletes pass the webhooks too.
+//!
+//! Subresources write through here as well: `status`, `approval`, `ephemeralcontainers`, `resize` and
+//! `finalize` as updates of their object ([`Target::write`]), `scale` through a view of it
+//! ([`Target::write_view`]), `eviction` and `binding` as objects only ever created
+//! ([`Target::admit_create`]).
 
 mod attributes;
 pub mod call;
 pub mod matching;
 mod policies;
-pub mod stages;
+mod subresources;
 
 use std::sync::Arc;
 
@@ -24,8 +29,8 @@ use serde_json::{Value, json};
 use crate::{
     error::{Error, Result},
     store::{
-        Create, DeleteOptions, DeletePropagation, Store, StoredObject, Update, WriteOptions, Written, meta,
-        subject,
+        Create, DeleteOptions, DeletePropagation, Origin, Stage, Store, StoredObject, Update, WriteOptions,
+        Written, meta, subject,
     },
     strategy::{
         create,
@@ -34,9 +39,9 @@ use crate::{
     },
     webhooks::{Converter, conversion},
 };
-pub use attributes::{Attributes, operation_name};
+pub use attributes::{Attributes, Kind, operation_name};
 use matching::Phase;
-pub use stages::{Stage, WriteStages};
+pub use subresources::View;
 
 /// What a write asks for.
 pub enum Change<'a> {
@@ -69,8 +74,6 @@ pub struct Target<'a> {
     pub namespace: &'a str,
     pub subresource: Option<&'a str>,
     pub status_only: bool,
-    /// Where the runs of each stage are counted.
-    pub stages: &'a WriteStages,
 }
 
 /// The object an update changes: as read from the store (to commit against), and as the stages see
@@ -123,6 +126,11 @@ impl Prepared {
 }
 
 impl Target<'_> {
+    /// Counts one run of `stage` of a request's write.
+    fn ran(&self, stage: Stage) {
+        self.store.write_stages().ran(Origin::Request, stage);
+    }
+
     /// The CRD's conversion webhook, if it has one: what reads go through.
     fn reader(&self) -> Option<Converter> {
         Converter::of(self.store, self.rt)
@@ -254,7 +262,7 @@ impl Target<'_> {
         let mut prepared = self
             .prepare(change, current, patch.as_ref(), options)
             .map_err(quoted)?;
-        self.stages.ran(Stage::Decode);
+        self.ran(Stage::Decode);
         let mut warnings = Vec::new();
         // What admission sees, built only when a webhook or policy will look at it.
         let mut attributes = admitting.then(|| self.attributes(&prepared, options));
@@ -264,7 +272,7 @@ impl Target<'_> {
             if mutated && let Some(object) = attributes.object.take() {
                 *prepared.object_mut() = stored_form::to_storage(self.rt, object);
             }
-            self.stages.ran(Stage::MutatingAdmission);
+            self.ran(Stage::MutatingAdmission);
         }
         match &mut prepared {
             Prepared::Create { create, .. } => create::finish(self.rt, create, mutated),
@@ -274,11 +282,11 @@ impl Target<'_> {
             }
         }
         .map_err(quoted)?;
-        self.stages.ran(Stage::Validate);
+        self.ran(Stage::Validate);
         if let Some(attributes) = &mut attributes {
             attributes.object = Some(stored_form::present(self.rt, prepared.object()));
             validate(self.store, attributes, &mut warnings).await?;
-            self.stages.ran(Stage::ValidatingAdmission);
+            self.ran(Stage::ValidatingAdmission);
         }
         let storage_type = self.storage_type(converter)?;
         if let Some(converter) = converter {
@@ -286,7 +294,7 @@ impl Target<'_> {
             *prepared.object_mut() = converter
                 .convert_one(self.store, object, &storage_type.api_version())
                 .await?;
-            self.stages.ran(Stage::Conversion);
+            self.ran(Stage::Conversion);
         }
         let committed = match prepared {
             Prepared::Create { create, options } => {
@@ -321,7 +329,7 @@ impl Target<'_> {
                     .map_err(quoted)?
             }
         };
-        self.stages.ran(Stage::Commit);
+        self.ran(Stage::Commit);
         let Some(mut written) = committed else {
             return Ok(None);
         };
@@ -407,6 +415,7 @@ impl Target<'_> {
             object: Some(object),
             old,
             dry_run: options.dry_run,
+            kind: None,
         }
     }
 
@@ -432,6 +441,7 @@ impl Target<'_> {
                 old: current,
                 dry_run: options.dry_run,
                 options: delete_options_object(options),
+                kind: None,
             };
             let mut ignored = Vec::new();
             let mut attributes = attributes;
@@ -479,6 +489,7 @@ impl Target<'_> {
             old: None,
             dry_run: options.dry_run,
             options: delete_options_object(options),
+            kind: None,
         };
         let mut ignored = Vec::new();
         mutate(self.store, &mut collection, &mut ignored).await?;

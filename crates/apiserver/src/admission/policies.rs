@@ -7,7 +7,10 @@
 use apimachinery::admission_policy::{self, Failure, Inputs};
 use serde_json::{Value, json};
 
-use super::{attributes::Attributes, matching};
+use super::{
+    attributes::{Attributes, Kind},
+    matching,
+};
 use crate::{
     error::{Error, Result},
     store::{Store, subject},
@@ -117,10 +120,11 @@ pub(super) fn validate(store: &Store, attributes: &Attributes, warnings: &mut Ve
 /// The admission request as the expressions' `request` sees it: as a webhook's review has it.
 fn request_of(attributes: &Attributes) -> Value {
     let rt = &attributes.rt;
+    let kind = Kind::of(attributes.kind.as_ref(), rt);
     let mut request = json!({
-        "kind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "kind": kind,
         "resource": {"group": rt.group, "version": rt.version, "resource": rt.plural},
-        "requestKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "requestKind": kind,
         "requestResource": {"group": rt.group, "version": rt.version, "resource": rt.plural},
         "name": attributes.name,
         "namespace": attributes.namespace,

@@ -8,8 +8,8 @@ use apimachinery::{FieldCause, resource::ResourceType, schema::validate_crd};
 use serde_json::{Value, json};
 
 use crate::{
-    store::{DeletePropagation, Registry, State, Store, meta, storage_key},
-    strategy::record_update,
+    store::{DeletePropagation, Registry, State, Store, WriteOptions, meta, storage_key},
+    strategy::writes,
 };
 
 /// Serves again the custom resources of every stored CRD, as admitting them did before a restart.
@@ -109,9 +109,16 @@ pub(super) fn establish(store: &Store, state: &mut State, rt: &ResourceType, sto
     if next == *stored {
         return;
     }
-    record_update(rt, Some(stored), &mut next, CONTROLLERS, Some("status"));
     let name = meta::name(stored).to_owned();
-    store.put(state, rt, "", &name, next, Some(stored.clone()));
+    let options = WriteOptions {
+        field_manager: Some(CONTROLLERS.to_owned()),
+        ..WriteOptions::default()
+    };
+    let rt = std::sync::Arc::new(rt.clone());
+    let written = writes::update_locked(store, state, &rt, "", &name, stored.clone(), next, &options, true);
+    if let Err(error) = written {
+        tracing::warn!(%error, crd = name, "establishing a CRD was refused");
+    }
 }
 
 /// Sets a True condition of `kind`, keeping its transition time when it was True already.
@@ -191,7 +198,7 @@ pub(super) fn terminate(store: &Store, state: &mut State, rt: &ResourceType, crd
             );
             next["status"]["conditions"] = json!(conditions);
         }
-        store.put(state, rt, "", &name, next, Some(crd.clone()))
+        store.mark_deleting(state, rt, "", crd, next)
     };
     if let Some(served) = served_type(state, crd) {
         let key = storage_key(&served);
@@ -239,7 +246,7 @@ fn finish(store: &Store, state: &mut State, crd_name: &str) {
         return;
     }
     state.registry.remove_crd(crd_name);
-    store.remove(state, &crd_type, "", crd_name, crd);
+    store.remove_finished(state, &crd_type, "", crd);
     super::api_services::reconcile(store, state);
 }
 

@@ -2,7 +2,7 @@
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
 //! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6),
 //! workloads: Deployments, ReplicaSets, ReplicationControllers and Pods, run on a simulated node (K1,
-//! [`workloads`]), the ServiceAccount `default` of each namespace (K4), and ResourceQuotas (Q1).
+//! `workloads`), the ServiceAccount `default` of each namespace (K4), and ResourceQuotas (Q1).
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
@@ -246,7 +246,7 @@ pub fn serve_on(store: &Store, port: u16) {
     });
 }
 
-/// Simulates a node from now on (see [`workloads::node`]), registering it if missing.
+/// Simulates a node from now on (see `workloads::node`), registering it if missing.
 pub fn simulate_node(store: &Store) {
     let _ = store.write_step(|state| {
         workloads::node::start(store, state);

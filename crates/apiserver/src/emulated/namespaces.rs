@@ -4,7 +4,10 @@
 use apimachinery::resource::ResourceType;
 use serde_json::{Value, json};
 
-use crate::store::{DeletePropagation, State, Store, WriteOptions, meta};
+use crate::{
+    store::{DeletePropagation, State, Store, WriteOptions, meta},
+    strategy::writes,
+};
 
 /// Where namespaces are stored.
 pub(super) const STORAGE_KEY: &str = "/namespaces";
@@ -88,7 +91,7 @@ pub(super) fn terminate(store: &Store, state: &mut State, rt: &ResourceType, nam
         // The namespace registry deletes by its own rules: a deletion time and no grace period.
         metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
         next["status"] = json!({"phase": "Terminating"});
-        current = store.put(state, rt, "", &name, next, Some(namespace.clone()));
+        current = store.mark_deleting(state, rt, "", namespace, next);
     }
     for (rt, object_name) in contents(state, &name) {
         // Objects with finalizers stay until their controllers release them; the rest go now.
@@ -120,12 +123,20 @@ pub(super) fn finish_if_empty(store: &Store, state: &mut State, namespace: &str)
         .cloned()
         .collect();
     if others.is_empty() {
-        store.remove(state, &rt, "", namespace, object);
+        store.remove_finished(state, &rt, "", object);
     } else if others.len() != finalizers.len() {
-        // The controller's own finalizer goes; the namespace waits for the others'.
+        // The controller's own finalizer goes, by its write through `finalize`; the namespace waits for
+        // the others'.
         let mut next = object.clone();
         next["spec"] = spec_with(&others);
-        store.put(state, &rt, "", namespace, next, Some(object));
+        let options = WriteOptions {
+            subresource: Some("finalize"),
+            ..WriteOptions::default()
+        };
+        let written = writes::update_locked(store, state, &rt, "", namespace, object, next, &options, false);
+        if let Err(error) = written {
+            tracing::warn!(%error, namespace, "the namespace controller's finalize was refused");
+        }
     }
 }
 

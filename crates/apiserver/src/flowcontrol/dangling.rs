@@ -9,7 +9,10 @@ use apimachinery::patch::{self, ApplyRequest, ObjectSchema};
 use serde_json::{Value, json};
 
 use super::{FLOW_SCHEMAS, GROUP, PRIORITY_LEVELS};
-use crate::store::{State, Store, meta, storage_key};
+use crate::{
+    store::{State, Store, WriteOptions, meta, storage_key},
+    strategy::writes,
+};
 
 /// The field manager of kube-apiserver's configuration controller.
 const CONSUMER: &str = "api-priority-and-fairness-config-consumer-v1";
@@ -67,7 +70,22 @@ pub(crate) fn keep_dangling_conditions(store: &Store, state: &mut State) {
         });
         match written {
             Ok(next) => {
-                store.put(state, &schemas, "", &name, next, Some(flow_schema));
+                // The status write of kube-apiserver's own controller, through the strategy's stages.
+                let options = WriteOptions::default();
+                let written = writes::update_locked(
+                    store,
+                    state,
+                    &schemas,
+                    "",
+                    &name,
+                    flow_schema,
+                    next,
+                    &options,
+                    true,
+                );
+                if let Err(error) = written {
+                    tracing::warn!(%error, flow_schema = name, "writing a FlowSchema's status");
+                }
             }
             Err(error) => tracing::warn!(%error, flow_schema = name, "writing a FlowSchema's status"),
         }

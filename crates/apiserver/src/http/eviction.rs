@@ -1,6 +1,11 @@
 //! `POST pods/{name}/eviction` (policy/v1 Eviction): the pod is deleted as a DELETE with the
 //! Eviction's `deleteOptions` would delete it, unless a PodDisruptionBudget that selects it allows no
 //! disruption now, which is answered 429 for the client to try again later (`kubectl drain` does).
+//!
+//! Admission sees the Eviction as a CREATE through `pods/eviction`. The budget's status is then
+//! written through admission too, as kube-apiserver writes it with a client of its own; the pod's
+//! condition and its deletion are not, as kube-apiserver's pod storage writes them straight to
+//! storage.
 
 use std::sync::Arc;
 
@@ -8,7 +13,7 @@ use apimachinery::{resource::ResourceType, selector::LabelSelector};
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
-use super::subresource::Subresource;
+use super::subresource::{Admitted, Request};
 use super::{
     Shared,
     request::Call,
@@ -16,47 +21,52 @@ use super::{
     respond,
 };
 use crate::{
+    admission::{self, Change},
     error::{Error, Result, Subject},
-    store::{DeleteOptions, meta},
+    store::{DeleteOptions, WriteOptions, meta},
 };
 
 /// `pods/eviction`.
-pub const ENDPOINT: Subresource = Subresource {
+pub const ENDPOINT: Admitted = Admitted {
     group: "",
     plural: "pods",
     names: &["eviction"],
-    serve: |r| evict(r.shared, r.rt, r.namespace, r.name, r.call),
+    serve: |r| Box::pin(evict(r)),
 };
 
-pub fn evict(
-    shared: &Arc<Shared>,
-    pods: &Arc<ResourceType>,
-    namespace: &str,
-    name: &str,
-    call: &Call,
-) -> Result<Response> {
+pub async fn evict(r: &Request<'_>) -> Result<Response> {
+    let (shared, pods, namespace, name, call) = (r.shared, r.rt, r.namespace, r.name, r.call);
     if call.method != Method::POST {
         return Err(super::pods::method_not_allowed());
     }
-    let eviction = parse_body(call, pods)?.0;
-    if meta::name(&eviction) != name {
-        return Err(Error::BadRequest(
+    let eviction = super::pods::as_kind(parse_body(call, pods)?.0, "policy/v1", "Eviction", namespace);
+    let named_as_the_pod = |eviction: &Value| match meta::name(eviction) == name {
+        true => Ok(()),
+        false => Err(Error::BadRequest(
             "name in URL does not match name in Eviction object".into(),
-        ));
-    }
+        )),
+    };
+    let (eviction, warnings) = r
+        .target()
+        .admit_create(
+            name,
+            admission::Kind::EVICTION,
+            eviction,
+            &write_options(call, Vec::new())?,
+            named_as_the_pod,
+        )
+        .await?;
     let options = delete_options_of(call, eviction.get("deleteOptions").unwrap_or(&json!({})))?;
     let pod = shared.store.get(pods, namespace, name)?;
     if !disruption_is_harmless(&pod) {
-        match budget_verdict(shared, namespace, &pod, options.dry_run)? {
+        match budget_verdict(shared, namespace, &pod, options.dry_run).await? {
             Verdict::Allowed => {}
             Verdict::Refused(response) => return Ok(response),
         }
     }
     delete_as_evicted(shared, pods, namespace, name, pod, call, &options)?;
-    Ok(respond::json(
-        201,
-        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}),
-    ))
+    let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"});
+    Ok(respond::with_warnings(respond::json(201, &status), &warnings))
 }
 
 /// A pod that has finished, has not started or is already going disrupts nothing more: no budget
@@ -75,7 +85,12 @@ enum Verdict {
 
 /// What the PodDisruptionBudget selecting the pod says, one disruption taken from it when it allows
 /// one. Without served budgets, or none selecting the pod, the eviction goes ahead.
-fn budget_verdict(shared: &Arc<Shared>, namespace: &str, pod: &Value, dry_run: bool) -> Result<Verdict> {
+async fn budget_verdict(
+    shared: &Arc<Shared>,
+    namespace: &str,
+    pod: &Value,
+    dry_run: bool,
+) -> Result<Verdict> {
     let Some(budgets) = shared.store.resolve("policy", "v1", "poddisruptionbudgets") else {
         return Ok(Verdict::Allowed);
     };
@@ -134,15 +149,18 @@ fn budget_verdict(shared: &Arc<Shared>, namespace: &str, pod: &Value, dry_run: b
         next["status"]["disruptionsAllowed"] = json!(allowed - 1);
         let pod_name = meta::name(pod).to_owned();
         next["status"]["disruptedPods"][pod_name] = json!(meta::now_rfc3339());
-        crate::strategy::writes::update(
-            &shared.store,
-            &budgets,
+        let status = admission::Target {
+            store: &shared.store,
+            rt: &budgets,
             namespace,
-            &pdb_name,
-            next,
-            &Default::default(),
-            true,
-        )?;
+            subresource: Some("status"),
+            status_only: true,
+        };
+        let change = Change::Update {
+            name: &pdb_name,
+            object: next,
+        };
+        status.write(change, &WriteOptions::default()).await?;
     }
     Ok(Verdict::Allowed)
 }

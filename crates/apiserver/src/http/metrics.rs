@@ -11,6 +11,7 @@ use axum::{
 use serde_json::Value;
 
 use super::Shared;
+use crate::store::Origin;
 
 /// The seats kube-apiserver shares among priority levels: its default `--max-requests-inflight`
 /// (400) plus `--max-mutating-requests-inflight` (200).
@@ -71,14 +72,23 @@ pub fn answer(shared: &Shared) -> Response {
             "apiserver_flowcontrol_nominal_limit_seats{{priority_level={name:?}}} {seats}\n"
         ));
     }
-    text.push_str(
-        "# HELP embedded_apiserver_write_stages_total Runs of each stage of the writes requests made\n\
-         # TYPE embedded_apiserver_write_stages_total counter\n",
-    );
-    for (stage, runs) in shared.write_stages.counts() {
-        text.push_str(&format!(
-            "embedded_apiserver_write_stages_total{{stage={stage:?}}} {runs}\n"
-        ));
+    let families = [
+        (
+            "embedded_apiserver_write_stages_total",
+            "Runs of each stage of the writes requests made",
+            Origin::Request,
+        ),
+        (
+            "embedded_apiserver_server_write_stages_total",
+            "Runs of each stage of the writes the server made itself (its emulated controllers')",
+            Origin::Server,
+        ),
+    ];
+    for (family, help, origin) in families {
+        text.push_str(&format!("# HELP {family} {help}\n# TYPE {family} counter\n"));
+        for (stage, runs) in shared.store.write_stages().counts(origin) {
+            text.push_str(&format!("{family}{{stage={stage:?}}} {runs}\n"));
+        }
     }
     let mut response = Response::new(Body::from(text));
     response.headers_mut().insert(

@@ -3,32 +3,30 @@
 //! are written, the status stays as stored; a namespace being deleted whose finalizers are all gone
 //! goes with the write.
 
-use std::sync::Arc;
-
-use apimachinery::resource::ResourceType;
 use axum::{http::Method, response::Response};
 
-use super::subresource::Subresource;
+use super::subresource::{Admitted, Request};
 use super::{
-    Shared,
-    request::Call,
     request::{parse_body, write_options},
     respond,
 };
 use crate::{
+    admission::Change,
     error::{Error, Result},
     store::WriteOptions,
 };
 
 /// `namespaces/finalize`.
-pub const ENDPOINT: Subresource = Subresource {
+pub const ENDPOINT: Admitted = Admitted {
     group: "",
     plural: "namespaces",
     names: &["finalize"],
-    serve: |r| finalize(r.shared, r.rt, r.name, r.call),
+    serve: |r| Box::pin(finalize(r)),
 };
 
-pub fn finalize(shared: &Arc<Shared>, rt: &Arc<ResourceType>, name: &str, call: &Call) -> Result<Response> {
+/// Writes the namespace, through admission as an UPDATE made through `finalize`.
+pub async fn finalize(r: &Request<'_>) -> Result<Response> {
+    let (shared, rt, name, call) = (r.shared, r.rt, r.name, r.call);
     if call.method != Method::PUT {
         return Err(Error::MethodNotAllowed(
             "the server does not allow this method on the requested resource".into(),
@@ -40,7 +38,10 @@ pub fn finalize(shared: &Arc<Shared>, rt: &Arc<ResourceType>, name: &str, call: 
         subresource: Some("finalize"),
         ..write_options(call, duplicates)?
     };
-    let written = crate::strategy::writes::update(&shared.store, rt, "", name, body, &options, false)?;
+    let written = r
+        .target()
+        .write(Change::Update { name, object: body }, &options)
+        .await?;
     if !options.dry_run {
         crate::emulated::after_finalize(&shared.store, name)?;
     }

@@ -3,15 +3,14 @@
 //! as stored. Containers may not be added, removed, renamed or reordered, and the pod's
 //! quality-of-service class may not change.
 
-use std::sync::Arc;
-
-use apimachinery::{FieldCause, resource::ResourceType};
+use apimachinery::FieldCause;
 use axum::response::Response;
 use serde_json::Value;
 
-use super::subresource::Subresource;
-use super::{Shared, pods, request::Call, request::write_options, respond};
+use super::subresource::{Admitted, Request};
+use super::{pods, request::write_options, respond};
 use crate::{
+    admission::Change,
     emulated::pods::qos_class,
     error::{Error, Result},
     store::{WriteOptions, meta, subject},
@@ -21,21 +20,18 @@ use crate::{
 const CONTAINER_LISTS: [&str; 2] = ["containers", "initContainers"];
 
 /// `pods/resize`.
-pub const ENDPOINT: Subresource = Subresource {
+pub const ENDPOINT: Admitted = Admitted {
     group: "",
     plural: "pods",
     names: &["resize"],
-    serve: |r| resize(r.shared, r.rt, r.namespace, r.name, r.call),
+    serve: |r| Box::pin(resize(r)),
 };
 
-pub fn resize(
-    shared: &Arc<Shared>,
-    rt: &Arc<ResourceType>,
-    namespace: &str,
-    name: &str,
-    call: &Call,
-) -> Result<Response> {
-    let (current, wanted) = match pods::pod_part_request(shared, rt, namespace, name, call)? {
+/// Writes the containers' resources, through admission as an UPDATE of the whole pod made through
+/// `resize`.
+pub async fn resize(r: &Request<'_>) -> Result<Response> {
+    let (rt, name, call) = (r.rt, r.name, r.call);
+    let (current, wanted) = match pods::pod_part_request(r.shared, rt, r.namespace, name, call)? {
         pods::PodPart::Read(pod) => return Ok(respond::json(200, &pod)),
         pods::PodPart::Write { current, wanted } => (current, wanted),
     };
@@ -48,8 +44,14 @@ pub fn resize(
         subresource: Some("resize"),
         ..write_options(call, Vec::new())?
     };
-    let written = crate::strategy::writes::update(&shared.store, rt, namespace, name, next, &options, false)?;
-    Ok(respond::json(200, &written.object))
+    let written = r
+        .target()
+        .write(Change::Update { name, object: next }, &options)
+        .await?;
+    Ok(respond::with_warnings(
+        respond::json(200, &written.object),
+        &written.warnings,
+    ))
 }
 
 /// The stored pod with the resources of `wanted`'s containers, or why the resize is refused.

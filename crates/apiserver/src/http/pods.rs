@@ -7,7 +7,7 @@ use apimachinery::resource::ResourceType;
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
-use super::subresource::Subresource;
+use super::subresource::{Admitted, Request};
 use super::{
     Shared,
     request::Call,
@@ -15,6 +15,7 @@ use super::{
     respond,
 };
 use crate::{
+    admission::{self, Change},
     error::{Error, Result, Subject},
     store::{WriteOptions, meta},
 };
@@ -71,29 +72,29 @@ pub fn method_not_allowed() -> Error {
 }
 
 /// `pods/ephemeralcontainers`.
-pub const EPHEMERAL_CONTAINERS: Subresource = Subresource {
+pub const EPHEMERAL_CONTAINERS: Admitted = Admitted {
     group: "",
     plural: "pods",
     names: &["ephemeralcontainers"],
-    serve: |r| ephemeral_containers(r.shared, r.rt, r.namespace, r.name, r.call),
+    serve: |r| Box::pin(ephemeral_containers(r)),
 };
 
 /// `pods/binding`.
-pub const BINDING: Subresource = Subresource {
+pub const BINDING: Admitted = Admitted {
     group: "",
     plural: "pods",
     names: &["binding"],
-    serve: |r| bind(r.shared, r.rt, r.namespace, r.name, r.call),
+    serve: |r| Box::pin(bind_subresource(r)),
 };
 
-pub fn ephemeral_containers(
-    shared: &Arc<Shared>,
-    rt: &Arc<ResourceType>,
-    namespace: &str,
-    name: &str,
-    call: &Call,
-) -> Result<Response> {
-    let (current, wanted) = match pod_part_request(shared, rt, namespace, name, call)? {
+async fn bind_subresource(r: &Request<'_>) -> Result<Response> {
+    bind(r.shared, r.rt, r.name, r.call, &r.target()).await
+}
+
+/// Writes the pod's ephemeral containers, through admission as an UPDATE of the whole pod made
+/// through `ephemeralcontainers`.
+pub async fn ephemeral_containers(r: &Request<'_>) -> Result<Response> {
+    let (current, wanted) = match pod_part_request(r.shared, r.rt, r.namespace, r.name, r.call)? {
         PodPart::Read(pod) => return Ok(respond::json(200, &pod)),
         PodPart::Write { current, wanted } => (current, wanted),
     };
@@ -114,69 +115,90 @@ pub fn ephemeral_containers(
     }
     let options = WriteOptions {
         subresource: Some("ephemeralcontainers"),
-        ..write_options(call, Vec::new())?
+        ..write_options(r.call, Vec::new())?
     };
-    let written = crate::strategy::writes::update(&shared.store, rt, namespace, name, next, &options, false)?;
+    let change = Change::Update {
+        name: r.name,
+        object: next,
+    };
+    let written = r.target().write(change, &options).await?;
     Ok(respond::with_warnings(
         respond::json(200, &written.object),
         &written.warnings,
     ))
 }
 
-/// `POST pods/{name}/binding`: sets the pod's node, once, as the scheduler does.
-pub fn bind(
+/// `POST pods/{name}/binding` (or a `bindings` create naming the pod): sets the pod's node, once, as
+/// the scheduler does. Admission sees the Binding as a CREATE through `admitted_as`; the pod's node
+/// is then written without admission, as kube-apiserver's pod storage writes it straight to storage.
+pub async fn bind(
     shared: &Arc<Shared>,
     rt: &Arc<ResourceType>,
-    namespace: &str,
     name: &str,
     call: &Call,
+    admitted_as: &admission::Target<'_>,
 ) -> Result<Response> {
     if call.method != Method::POST {
         return Err(method_not_allowed());
     }
-    let binding = parse_body(call, rt)?.0;
-    let node = binding
-        .pointer("/target/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let current = shared.store.get(rt, namespace, name)?;
+    let namespace = admitted_as.namespace;
+    let binding = as_kind(parse_body(call, rt)?.0, "v1", "Binding", namespace);
     let binding_subject = Subject {
         qualified_plural: "pods/binding".into(),
         group: String::new(),
         plural: "pods/binding".into(),
         name: name.to_owned(),
     };
+    let target_required = |binding: &Value| match binding.pointer("/target/name").and_then(Value::as_str) {
+        Some(node) if !node.is_empty() => Ok(()),
+        _ => Err(Error::Invalid {
+            kind_group: "Binding".into(),
+            subject: binding_subject.clone(),
+            causes: vec![apimachinery::FieldCause::new(
+                "FieldValueRequired",
+                "target.name",
+                "Required value",
+            )],
+        }),
+    };
+    let options = write_options(call, Vec::new())?;
+    let (binding, warnings) = admitted_as
+        .admit_create(name, admission::Kind::BINDING, binding, &options, target_required)
+        .await?;
+    let node = binding
+        .pointer("/target/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let current = shared.store.get(rt, namespace, name)?;
     if let Some(assigned) = meta::str_at(&current, "/spec/nodeName").filter(|n| !n.is_empty()) {
         return Err(Error::Conflict {
             subject: binding_subject,
             reason: format!("pod {name} is already assigned to node {assigned:?}"),
         });
     }
-    if node.is_empty() {
-        return Err(Error::Invalid {
-            kind_group: "Binding".into(),
-            subject: binding_subject,
-            causes: vec![apimachinery::FieldCause::new(
-                "FieldValueRequired",
-                "target.name",
-                "Required value",
-            )],
-        });
-    }
     let mut next = current.clone();
     next["spec"]["nodeName"] = json!(node);
-    crate::strategy::writes::update(
-        &shared.store,
-        rt,
-        namespace,
-        name,
-        next,
-        &write_options(call, Vec::new())?,
-        false,
-    )?;
-    Ok(respond::json(
-        201,
-        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
-    ))
+    crate::strategy::writes::update(&shared.store, rt, namespace, name, next, &options, false)?;
+    let status =
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+    Ok(respond::with_warnings(respond::json(201, &status), &warnings))
+}
+
+/// A subresource's own object as admission sees it: of the kind it is written as (an older version
+/// of it is read as this one), in the request's namespace.
+pub fn as_kind(mut object: Value, api_version: &str, kind: &str, namespace: &str) -> Value {
+    if let Some(map) = object.as_object_mut() {
+        map.insert("apiVersion".into(), json!(api_version));
+        map.insert("kind".into(), json!(kind));
+    }
+    let metadata = meta::metadata_mut(&mut object);
+    if metadata
+        .get("namespace")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        metadata.insert("namespace".into(), json!(namespace));
+    }
+    object
 }

@@ -21,20 +21,11 @@ use super::{
     Shared,
     audit::{self, Attributes, ResourceAttributes},
     authorization::{self, Action, Requester},
+    authorization_mode::Authorization,
     identity::Identity,
     rbac_escalation, respond,
 };
 use crate::error::{Error, Subject};
-
-/// How requests are authorized, as kube-apiserver's `--authorization-mode`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Authorization {
-    /// RBAC, with `system:masters` allowed everything (the default, as kube-apiserver is run).
-    #[default]
-    Rbac,
-    /// Every authenticated request is allowed: faster, for tests that do not care who may do what.
-    AlwaysAllow,
-}
 
 /// Middleware: passes the request on when its user may make it, otherwise answers 403.
 pub async fn authorize(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {

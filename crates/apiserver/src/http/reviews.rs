@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 use super::{
     Shared,
     authorization::{self, Action, Requester},
+    authorization_mode::Authorization,
     identity::Identity,
-    request_authorization::Authorization,
     respond,
 };
 use crate::error::{Error, Result, Subject};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{audit, auth, issued_tokens, openapi_cache, request_authorization, static_users};
+use super::{audit, auth, authorization_mode, issued_tokens, openapi_cache, static_users};
 use crate::store::Store;
 
 /// What every request handler shares.
@@ -31,9 +31,7 @@ pub struct Shared {
     /// The users added with their own tokens ([`crate::ApiServer::add_user`]).
     pub users: Arc<static_users::StaticUsers>,
     /// Whether requests are authorized by RBAC, or all allowed.
-    pub authorization: request_authorization::Authorization,
-    /// How often each stage of a request's write ran.
-    pub write_stages: crate::admission::WriteStages,
+    pub authorization: authorization_mode::Authorization,
 }
 
 impl Shared {

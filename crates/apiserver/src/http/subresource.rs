@@ -7,7 +7,7 @@ use apimachinery::resource::ResourceType;
 use axum::response::Response;
 
 use super::{Shared, request::Call};
-use crate::error::Result;
+use crate::{admission, error::Result};
 
 /// A request to a subresource of one object.
 pub struct Request<'a> {
@@ -27,4 +27,30 @@ pub struct Subresource {
     /// Its names (one endpoint serves the kubelet's several streams).
     pub names: &'static [&'static str],
     pub serve: fn(&Request<'_>) -> Result<Response>,
+}
+
+/// What an [`Admitted`] endpoint's handler returns.
+pub type Served<'r> = futures::future::BoxFuture<'r, Result<Response>>;
+
+/// A subresource that writes through admission, as kube-apiserver's do: webhooks and policies that
+/// name it are called, so it is served asynchronously.
+pub struct Admitted {
+    pub group: &'static str,
+    pub plural: &'static str,
+    pub names: &'static [&'static str],
+    pub serve: for<'r> fn(&'r Request<'r>) -> Served<'r>,
+}
+
+impl Request<'_> {
+    /// Where the subresource's writes of its own object go: through admission, named as this
+    /// subresource.
+    pub fn target(&self) -> admission::Target<'_> {
+        admission::Target {
+            store: &self.shared.store,
+            rt: self.rt,
+            namespace: self.namespace,
+            subresource: Some(self.subresource),
+            status_only: false,
+        }
+    }
 }

@@ -140,4 +140,53 @@ impl Store {
         meta::bump_generation(&mut next);
         Ok(self.put(state, rt, namespace, name, next, Some(old)))
     }
+
+    /// Stores `old` marked deleting as `marked` (the kind's deletion may add a finalizer, a phase, a
+    /// condition; a deletion time is set if it has none): the step of a delete that keeps the object
+    /// while finalizers remain, storage's own as kube-apiserver's registry marks it in its Delete,
+    /// with no strategy and no admission. A teardown the hooks took over ([`Hooks::on_delete`]) calls
+    /// it.
+    ///
+    /// [`Hooks::on_delete`]: super::Hooks::on_delete
+    pub(crate) fn mark_deleting(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        old: &Value,
+        mut marked: Value,
+    ) -> Value {
+        if !meta::is_deleting(&marked) {
+            meta::metadata_mut(&mut marked).insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
+        }
+        let name = meta::name(old).to_owned();
+        self.put(state, rt, namespace, &name, marked, Some(old.clone()))
+    }
+
+    /// Removes `object`, being deleted, once its teardown is over (a namespace emptied, a CRD's
+    /// custom resources gone): storage's own step, as kube-apiserver's registry deletes it.
+    pub(crate) fn remove_finished(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        object: Value,
+    ) -> Value {
+        let name = meta::name(&object).to_owned();
+        self.remove(state, rt, namespace, &name, object)
+    }
+
+    /// Stores `next`, `old` with its metadata alone changed by the garbage collector (owner
+    /// references dropped or unblocked, a finalizer taken away, its managedFields entry recorded).
+    pub(crate) fn write_metadata(
+        &self,
+        state: &mut State,
+        rt: &ResourceType,
+        namespace: &str,
+        old: &Value,
+        next: Value,
+    ) -> Value {
+        let name = meta::name(old).to_owned();
+        self.put(state, rt, namespace, &name, next, Some(old.clone()))
+    }
 }

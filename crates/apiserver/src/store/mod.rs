@@ -5,7 +5,7 @@
 //! lock: events go out through a broadcast channel, and a watcher that falls behind catches up from
 //! the ring (W12).
 //!
-//! With a data dir every change is also saved to disk before its writer is answered ([`persist`]).
+//! With a data dir every change is also saved to disk before its writer is answered (`persist`).
 
 mod deletion;
 mod event;
@@ -20,6 +20,7 @@ mod owners;
 mod past;
 mod persist;
 mod registry;
+mod stages;
 mod storing;
 mod write;
 
@@ -40,6 +41,7 @@ pub use object::StoredObject;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 pub(crate) use past::ListKey;
 pub use registry::Registry;
+pub use stages::{Origin, Stage, WriteStages};
 pub(crate) use write::{Create, Update};
 
 use crate::error::{Error, Subject};
@@ -66,6 +68,8 @@ pub struct Store {
     journal: Option<persist::Journal>,
     /// What the kinds add to each write.
     hooks: Arc<dyn Hooks>,
+    /// How often each stage of the writes ran.
+    write_stages: WriteStages,
 }
 
 impl std::fmt::Debug for Store {
@@ -140,7 +144,13 @@ impl Store {
             events,
             journal,
             hooks,
+            write_stages: WriteStages::default(),
         })
+    }
+
+    /// How often each stage of the writes ran.
+    pub fn write_stages(&self) -> &WriteStages {
+        &self.write_stages
     }
 
     /// Saves what is queued and closes the data dir, so that another store may open it; later writes

@@ -32,8 +32,9 @@ impl Store {
             .get(&(namespace.to_owned(), name.to_owned()))
     }
 
-    /// Stores `object` under a new resourceVersion and publishes the event.
-    pub(crate) fn put(
+    /// Stores `object` under a new resourceVersion and publishes the event. Private to storage: every
+    /// write reaches it through a commit (the strategy's stages ran before it) or a step of a delete.
+    pub(super) fn put(
         &self,
         state: &mut State,
         rt: &ResourceType,
@@ -94,8 +95,9 @@ impl Store {
     }
 
     /// Removes the object for good: DELETED carries the final state with the deletion's own
-    /// resourceVersion (W7). Then whatever depended on it is collected (L4-L6).
-    pub(crate) fn remove(
+    /// resourceVersion (W7). Then whatever depended on it is collected (L4-L6). Private to storage, as
+    /// [`Store::put`] is.
+    pub(super) fn remove(
         &self,
         state: &mut State,
         rt: &ResourceType,

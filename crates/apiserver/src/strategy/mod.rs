@@ -9,8 +9,10 @@
 //! 4. validating admission (policies and webhooks, in `admission`);
 //! 5. commit, by the store, under its lock.
 //!
-//! A request's write runs them through `admission::Target`; the server's own writes and those of a
-//! few subresources, which pass no webhook, through [`writes`]. The store below knows no kind.
+//! Every write runs them on one of two roads, and reaches the store only through its commit: a
+//! request's write, its subresources' included, through `admission::Target`; the server's own writes,
+//! which pass no admission, through [`writes`] (which says which those are, and why). The store below
+//! knows no kind.
 
 pub mod create;
 pub mod decode;

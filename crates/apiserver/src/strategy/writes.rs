@@ -1,6 +1,19 @@
-//! Writes that pass no admission webhook: the server's own (the emulated controllers', under the lock
-//! they hold) and those of subresources that write another object (a binding, an eviction, a scale).
-//! Each runs the strategy's stages once, with nothing between them, and commits.
+//! Writes that pass no admission: the server's own. Each runs the strategy's stages once, with nothing
+//! between them, and commits; each stage is counted as the server's (`Origin::Server`).
+//!
+//! Which writes are the server's, and why they pass no admission:
+//! - the emulated controllers' (namespaces, workloads, service accounts, quotas, CRDs, APIServices)
+//!   and flow control's status, made under the store's lock as part of the write
+//!   that set them in motion, so that a client sees the outcome when its request returns. Upstream,
+//!   kube-controller-manager's controllers are clients whose writes pass admission; here they cannot
+//!   (a webhook is not called under the lock), a known difference (docs/apiserver-requirements.md A9);
+//! - what a pod's `binding` and `eviction` write to the pod once the Binding or Eviction passed
+//!   admission: kube-apiserver's pod storage writes that straight to storage, with no admission;
+//! - what the server sets up at start-up.
+//!
+//! A request's own writes, its subresources' included, go through `admission::Target` instead. The
+//! garbage collector's, which change metadata alone, and the steps of a delete go through the store's
+//! own steps (`Store::write_metadata`, `Store::mark_deleting`, `Store::remove_finished`).
 
 use std::sync::Arc;
 
@@ -14,8 +27,19 @@ use super::{
 };
 use crate::{
     error::{Error, Result},
-    store::{Create, State, Store, StoredObject, Update, WriteOptions, Written, subject},
+    store::{Create, Origin, Stage, State, Store, StoredObject, Update, WriteOptions, Written, subject},
 };
+
+/// Counts one run of `stage` of a write of the server's.
+fn ran(store: &Store, stage: Stage) {
+    store.write_stages().ran(Origin::Server, stage);
+}
+
+/// `committed`, counted as a commit.
+fn counted(store: &Store, committed: Result<Written>) -> Result<Written> {
+    ran(store, Stage::Commit);
+    committed
+}
 
 /// A create, prepared before the lock and committed under it.
 pub fn create(
@@ -26,8 +50,8 @@ pub fn create(
     options: &WriteOptions,
 ) -> Result<Written> {
     store.admit_into_namespace(rt, namespace, crate::store::meta::name(&object))?;
-    let prepared = prepared_create(rt, namespace, object, options)?;
-    store.commit_create_now(rt, prepared, options)
+    let prepared = prepared_create(store, rt, namespace, object, options)?;
+    counted(store, store.commit_create_now(rt, prepared, options))
 }
 
 /// A create under the lock the caller holds.
@@ -42,18 +66,21 @@ pub fn create_locked(
     // Before the name is generated, so that a refusal reads the same however often it is met (a
     // ReplicaSet's FailedCreate condition in a terminating namespace stays as it was).
     store.admit_into_namespace_locked(state, rt, namespace, crate::store::meta::name(&object))?;
-    let prepared = prepared_create(rt, namespace, object, options)?;
-    store.commit_create(state, rt, prepared, options)
+    let prepared = prepared_create(store, rt, namespace, object, options)?;
+    counted(store, store.commit_create(state, rt, prepared, options))
 }
 
 fn prepared_create(
+    store: &Store,
     rt: &ResourceType,
     namespace: &str,
     object: Value,
     options: &WriteOptions,
 ) -> Result<Create> {
     let mut prepared = create::prepare(rt, namespace, object, options)?;
+    ran(store, Stage::Decode);
     create::finish(rt, &mut prepared, false)?;
+    ran(store, Stage::Validate);
     Ok(prepared)
 }
 
@@ -74,10 +101,19 @@ pub fn update(
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
         update::check_request(rt, namespace, name, &object)?;
         let old = read.decode();
-        let prepared = prepared_update(rt, namespace, name, old, object.clone(), options, status_only)?;
-        if let Some(written) =
-            store.commit_update_if_unchanged(rt, namespace, name, &read, prepared, options)?
-        {
+        let prepared = prepared_update(
+            store,
+            rt,
+            namespace,
+            name,
+            old,
+            object.clone(),
+            options,
+            status_only,
+        )?;
+        let committed = store.commit_update_if_unchanged(rt, namespace, name, &read, prepared, options);
+        ran(store, Stage::Commit);
+        if let Some(written) = committed? {
             return Ok(written);
         }
     }
@@ -96,12 +132,16 @@ pub fn update_locked(
     options: &WriteOptions,
     status_only: bool,
 ) -> Result<Written> {
-    let prepared = prepared_update(rt, namespace, name, old, new, options, status_only)?;
-    store.commit_update(state, rt, namespace, name, prepared, options)
+    let prepared = prepared_update(store, rt, namespace, name, old, new, options, status_only)?;
+    counted(
+        store,
+        store.commit_update(state, rt, namespace, name, prepared, options),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
 fn prepared_update(
+    store: &Store,
     rt: &ResourceType,
     namespace: &str,
     name: &str,
@@ -111,7 +151,9 @@ fn prepared_update(
     status_only: bool,
 ) -> Result<Update> {
     let (mut next, warnings) = update::prepare(rt, namespace, name, &old, new, options, status_only)?;
+    ran(store, Stage::Decode);
     update::finish(rt, name, &old, &mut next, false, status_only)?;
+    ran(store, Stage::Validate);
     Ok(Update { old, next, warnings })
 }
 
@@ -150,9 +192,19 @@ pub fn patch(
             (Resolved::Update(..), ..) => return Err(Error::NotFound(subject(rt, name))),
         };
         let quote = |object: &str| request.written(&old, object);
-        let prepared = prepared_update(rt, namespace, name, old.clone(), patched, &options, status_only)
-            .map_err(|e| e.for_patch(quote))?;
+        let prepared = prepared_update(
+            store,
+            rt,
+            namespace,
+            name,
+            old.clone(),
+            patched,
+            &options,
+            status_only,
+        )
+        .map_err(|e| e.for_patch(quote))?;
         let committed = store.commit_update_if_unchanged(rt, namespace, name, &read, prepared, &options);
+        ran(store, Stage::Commit);
         if let Some(written) = committed.map_err(|e| e.for_patch(quote))? {
             return Ok(written);
         }

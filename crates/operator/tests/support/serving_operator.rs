@@ -1,14 +1,16 @@
-//! `operator run` as a child process that serves the webhooks the control plane calls: a certificate
-//! for 127.0.0.1 under a CA made for the test (`--webhook-cert-dir`), VoteConfig's CRD converting
-//! through it and the admission configurations pointing at it. For the fresh control planes only:
-//! the configurations and CRDs are cluster-wide objects.
+//! `operator run` as a child process that serves the webhooks the control plane calls, wired by
+//! kube-envtest's `WebhookInstallOptions` as a controller-runtime manager is under envtest: the port
+//! and the certificate for 127.0.0.1 it makes (`--webhook-bind-address`, `--webhook-cert-dir`),
+//! `config/webhook`'s configurations and VoteConfig's CRD pointed at them. For the fresh control planes
+//! only: the configurations and CRDs are cluster-wide objects.
 
 use std::{net::SocketAddr, time::Duration};
 
 use kube::{Api, api::PostParams};
+use kube_envtest::{WebhookInstallOptions, WebhookServing};
 use operator::{
     api::vote_config::VoteConfig,
-    webhook::{configurations::Endpoint, tls::ThrowawayCa},
+    webhook::configurations::{self, Endpoint},
 };
 use serde_json::json;
 
@@ -19,7 +21,8 @@ pub struct ServingOperator {
     pub process: OperatorProcess,
     pub probes: SocketAddr,
     pub webhooks: SocketAddr,
-    _certs: tempfile::TempDir,
+    /// The certificate directory the operator reads (again whenever it changes).
+    _serving: WebhookServing,
 }
 
 /// `operator run --controllers <controllers> <extra>` with probes and webhooks on loopback ports the
@@ -30,10 +33,13 @@ pub async fn start(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> ServingOperator {
-    let certs = tempfile::tempdir().expect("a temporary directory");
-    let ca = ThrowawayCa::generate(&["127.0.0.1", "localhost"]).expect("a throwaway CA");
-    ca.write_to(certs.path()).expect("certificates written");
-    let cert_dir = certs.path().display().to_string();
+    let serving = WebhookInstallOptions::default()
+        .paths([super::repository().join("config/webhook")])
+        .install(&scene.client)
+        .await
+        .expect("webhook configurations install");
+    let cert_dir = serving.cert_dir().display().to_string();
+    let webhook_addr = serving.addr().to_string();
     let mut args = vec![
         "run",
         "--controllers",
@@ -43,7 +49,7 @@ pub async fn start(
         "--health-probe-bind-address",
         "127.0.0.1:0",
         "--webhook-bind-address",
-        "127.0.0.1:0",
+        &webhook_addr,
         "--webhook-cert-dir",
         &cert_dir,
     ];
@@ -52,18 +58,16 @@ pub async fn start(
     // In the order the manager announces them: probes at start, webhooks right after.
     let probes = process.bound_address("serving /healthz and /readyz").await;
     let webhooks = process.bound_address("serving webhooks").await;
-    let endpoint = Endpoint::Url {
-        base: format!("https://{webhooks}"),
-        ca_pem: ca.ca_pem.clone(),
-    };
-    webhooks::apply_crds(&scene.client, &endpoint).await;
-    webhooks::register(&scene.client, &endpoint).await;
+    serving
+        .install_crds(&scene.client, configurations::crds(&Endpoint::InCluster))
+        .await
+        .expect("CRDs install");
     defaulting_answers(scene).await;
     ServingOperator {
         process,
         probes,
         webhooks,
-        _certs: certs,
+        _serving: serving,
     }
 }
 

@@ -5,6 +5,7 @@
 mod access;
 mod autoscaling;
 mod cluster;
+mod columns;
 mod config;
 mod controllers;
 mod events;
@@ -17,103 +18,7 @@ mod policy;
 mod storage;
 mod workloads;
 
-use serde_json::Value;
-
-use super::ColumnDefinition;
-use crate::openapi::definitions::{OBJECT_META, definitions};
-
-/// Where a column's description comes from.
-#[derive(Debug, Clone, Copy)]
-pub enum Doc {
-    /// The documentation of a field: (definition, property).
-    Field(&'static str, &'static str),
-    /// Its first paragraph, without the list of an enum's values.
-    Summary(&'static str, &'static str),
-    Text(&'static str),
-}
-
-/// One column of a built-in kind.
-#[derive(Debug, Clone, Copy)]
-pub struct Column {
-    pub name: &'static str,
-    pub column_type: &'static str,
-    pub format: &'static str,
-    pub priority: i64,
-    pub doc: Doc,
-}
-
-/// A column of type string, shown by default.
-pub const fn column(name: &'static str, doc: Doc) -> Column {
-    Column {
-        name,
-        column_type: "string",
-        format: "",
-        priority: 0,
-        doc,
-    }
-}
-
-/// A column shown with `-o wide` only.
-pub const fn wide(name: &'static str, doc: Doc) -> Column {
-    Column {
-        priority: 1,
-        ..column(name, doc)
-    }
-}
-
-pub const NAME: Column = Column {
-    format: "name",
-    ..column("Name", Doc::Field(OBJECT_META, "name"))
-};
-pub const AGE: Column = column("Age", Doc::Field(OBJECT_META, "creationTimestamp"));
-pub const CONTAINERS: Column = wide(
-    "Containers",
-    Doc::Text("Names of each container in the template."),
-);
-pub const IMAGES: Column = wide(
-    "Images",
-    Doc::Text("Images referenced by each container in the template."),
-);
-
-/// A built-in kind's printer.
-#[derive(Debug)]
-pub struct BuiltInTable {
-    pub columns: &'static [Column],
-    /// Every cell of a row, wide ones included: kube-apiserver sends them all and kubectl hides the
-    /// columns of priority above 0 unless asked for `-o wide`.
-    pub cells: fn(&Value, jiff::Timestamp) -> Vec<Value>,
-}
-
-impl BuiltInTable {
-    pub fn column_definitions(&self) -> Vec<ColumnDefinition> {
-        self.columns
-            .iter()
-            .map(|c| ColumnDefinition {
-                name: c.name.into(),
-                column_type: c.column_type.into(),
-                format: c.format.into(),
-                description: describe(c.doc),
-                priority: c.priority,
-            })
-            .collect()
-    }
-}
-
-fn describe(doc: Doc) -> String {
-    match doc {
-        Doc::Field(definition, field) => definitions()
-            .field_description(definition, field)
-            .unwrap_or_default()
-            .to_owned(),
-        Doc::Summary(definition, field) => {
-            let full = definitions()
-                .field_description(definition, field)
-                .unwrap_or_default();
-            full.split("\n\n").next().unwrap_or_default().to_owned()
-        }
-        Doc::Text(text) => text.to_owned(),
-    }
-}
+pub use columns::{AGE, BuiltInTable, CONTAINERS, Column, Doc, IMAGES, NAME, column, wide};
 
 /// The printer of a built-in kind, or `None` for kinds printed with Name and Created At.
 pub fn table(group: &str, kind: &str) -> Option<&'static BuiltInTable> {

@@ -26,6 +26,12 @@
 //! So a foreground deletion of a cycle ends with every member deleted, and a background deletion
 //! collects every object whose owners are all gone, cycles included.
 //!
+//! The collector's writes change metadata alone (owner references, finalizers), through the store's
+//! steps for that ([`Store::write_metadata`], [`Store::mark_deleting`], [`Store::remove_finished`])
+//! rather than the strategy's stages: a 10,000-object chain is collected in one step under the lock,
+//! and the stages would decode and validate each object for fields the collector never touches.
+//! kube-controller-manager's collector is a client whose writes pass admission; these pass none.
+//!
 //! The walk is iterative ([`WorkList`]): each step that may set more in motion queues the objects
 //! concerned, and one loop takes them in turn, so the stack is as deep for a 10,000-link chain or a
 //! cycle as for a single object. A drain ends because no step adds a reference, a blocking flag or a
@@ -133,7 +139,6 @@ pub(super) fn delete_orphaning(
     namespace: &str,
     owner: &Value,
 ) -> Value {
-    let name = meta::name(owner).to_owned();
     let marked = if meta::is_deleting(owner) {
         owner.clone()
     } else {
@@ -147,17 +152,17 @@ pub(super) fn delete_orphaning(
         metadata.insert("deletionTimestamp".into(), json!(meta::now_rfc3339()));
         metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
         meta::bump_generation(&mut marked);
-        store.put(state, rt, namespace, &name, marked, Some(owner.clone()))
+        store.mark_deleting(state, rt, namespace, owner, marked)
     };
     orphan_dependents(store, state, &marked);
     let mut finalizers = meta::finalizers(&marked);
     finalizers.retain(|f| f != ORPHAN_DEPENDENTS);
     if finalizers.is_empty() {
-        store.remove(state, rt, namespace, &name, marked.clone());
+        store.remove_finished(state, rt, namespace, marked.clone());
     } else if finalizers != meta::finalizers(&marked) {
         let mut released = marked.clone();
         meta::set_finalizers(&mut released, &finalizers);
-        store.put(state, rt, namespace, &name, released, Some(marked.clone()));
+        store.write_metadata(state, rt, namespace, &marked, released);
     }
     marked
 }
@@ -192,7 +197,7 @@ pub(super) fn delete_in_foreground(
             metadata.insert("deletionGracePeriodSeconds".into(), json!(0));
             meta::bump_generation(&mut waiting);
         }
-        store.put(state, rt, namespace, &name, waiting, Some(owner.clone()))
+        store.mark_deleting(state, rt, namespace, owner, waiting)
     };
     // Dependents first, then the owner: by its turn, those that could go have gone.
     for (rt, namespace, name, _) in dependents {
@@ -276,17 +281,17 @@ fn attempt_to_delete(store: &Store, state: &mut State, located: Located) {
 
 /// An owner waiting in the foreground: it goes once no blocking dependent is left; until then, each
 /// blocking dependent not itself waiting is looked at again.
-fn finish_foreground(store: &Store, state: &mut State, (rt, namespace, name, owner): Located) {
+fn finish_foreground(store: &Store, state: &mut State, (rt, namespace, _, owner): Located) {
     let blocking = blocking_dependents(state, meta::uid(&owner));
     if blocking.is_empty() {
         let mut finalizers = meta::finalizers(&owner);
         finalizers.retain(|f| f != FOREGROUND_DELETION);
         if finalizers.is_empty() {
-            store.remove(state, &rt, &namespace, &name, owner);
+            store.remove_finished(state, &rt, &namespace, owner);
         } else {
             let mut next = owner.clone();
             meta::set_finalizers(&mut next, &finalizers);
-            store.put(state, &rt, &namespace, &name, next, Some(owner));
+            store.write_metadata(state, &rt, &namespace, &owner, next);
         }
         return;
     }
@@ -304,7 +309,7 @@ fn finish_foreground(store: &Store, state: &mut State, (rt, namespace, name, own
 fn drop_references(
     store: &Store,
     state: &mut State,
-    (rt, namespace, name, object): Located,
+    (rt, namespace, _, object): Located,
     owner_uids: &[&str],
 ) {
     let mut released = Vec::new();
@@ -323,14 +328,14 @@ fn drop_references(
         }
     }
     record_update(&rt, Some(&object), &mut next, MANAGER, None);
-    store.put(state, &rt, &namespace, &name, next, Some(object));
+    store.write_metadata(state, &rt, &namespace, &object, next);
     for reference in released {
         queue_owner(state, &reference, &namespace);
     }
 }
 
 /// Sets `blockOwnerDeletion: false` on every blocking reference; their owners are looked at.
-fn unblock_references(store: &Store, state: &mut State, (rt, namespace, name, object): Located) {
+fn unblock_references(store: &Store, state: &mut State, (rt, namespace, _, object): Located) {
     let mut released = Vec::new();
     let mut next = object.clone();
     let metadata = meta::metadata_mut(&mut next);
@@ -344,7 +349,7 @@ fn unblock_references(store: &Store, state: &mut State, (rt, namespace, name, ob
         return;
     }
     record_update(&rt, Some(&object), &mut next, MANAGER, None);
-    store.put(state, &rt, &namespace, &name, next, Some(object));
+    store.write_metadata(state, &rt, &namespace, &object, next);
     for reference in released {
         queue_owner(state, &reference, &namespace);
     }

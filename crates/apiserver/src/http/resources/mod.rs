@@ -124,13 +124,13 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         return Err(Error::UnknownResource);
     }
     if apimachinery::resource::is_review(&rt) {
-        return review(shared, &rt, &target, &call);
+        return review(shared, &rt, &target, &call).await;
     }
     if let (Some("scale"), Some(paths), Some(name)) =
         (target.subresource.as_deref(), &rt.scale, target.name.as_deref())
     {
         let namespace = target.namespace.as_deref().unwrap_or_default();
-        return scale::handle(shared, &rt, paths, namespace, name, scale_write(&rt, &call)?);
+        return scale::handle(shared, &rt, paths, namespace, name, scale_write(&rt, &call)?).await;
     }
     if computed::is_computed(&rt) {
         return computed_kind(&rt, &target, &call);
@@ -142,15 +142,19 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         // An approval changes the conditions in the status alone, as a status write does.
         (Some("approval"), _) if rt.is_builtin() && rt.plural == "certificatesigningrequests" => true,
         (Some(subresource), Some(name)) => {
-            let endpoint = subresources::find(&rt, subresource).ok_or(Error::UnknownResource)?;
-            return (endpoint.serve)(&Request {
+            let request = Request {
                 shared,
                 rt: &rt,
                 namespace: &namespace,
                 name,
                 subresource,
                 call: &call,
-            });
+            };
+            if let Some(endpoint) = subresources::find_admitted(&rt, subresource) {
+                return (endpoint.serve)(&request).await;
+            }
+            let endpoint = subresources::find(&rt, subresource).ok_or(Error::UnknownResource)?;
+            return (endpoint.serve)(&request);
         }
         (Some(_), None) => return Err(Error::UnknownResource),
     };
@@ -165,7 +169,6 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
             namespace: &namespace,
             subresource: target.subresource.as_deref(),
             status_only,
-            stages: &shared.write_stages,
         },
     };
     let watching = matches!(call.query.get("watch").map(String::as_str), Some("true" | "1"));
@@ -187,7 +190,7 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
 }
 
 /// A review (access, token, subject) or a binding: only ever created, answered and not stored.
-fn review(
+async fn review(
     shared: &Arc<Shared>,
     rt: &Arc<ResourceType>,
     target: &ResourcePath,
@@ -202,7 +205,15 @@ fn review(
                 .resolve("", "v1", "pods")
                 .ok_or(Error::UnknownResource)?;
             let namespace = target.namespace.clone().unwrap_or_default();
-            pods::bind(shared, &pods, &namespace, &pod, call)
+            // Admitted as what it is: a `bindings` create, not a pod's subresource.
+            let admitted_as = admission::Target {
+                store: &shared.store,
+                rt,
+                namespace: &namespace,
+                subresource: None,
+                status_only: false,
+            };
+            pods::bind(shared, &pods, &pod, call, &admitted_as).await
         }
         (&Method::POST, None) if access_reviews::answers(rt) => {
             access_reviews::answer(shared, rt, parse_body(call, rt)?.0, target.namespace.as_deref())

@@ -1,0 +1,1 @@
+../../../testenv/control-plane/go.mod

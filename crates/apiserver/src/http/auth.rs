@@ -15,7 +15,10 @@ use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 
 use super::{
-    identity::Identity, issued_tokens::ServiceAccountTokens, random_token::generate_token, respond,
+    identity::Identity,
+    issued_tokens::{ServiceAccountTokens, Verdict},
+    random_token::generate_token,
+    respond,
     static_users::StaticUsers,
 };
 use crate::{error::Error, store::Store};
@@ -96,12 +99,12 @@ impl Credentials {
     /// Whose `token` is when presented for `audiences` (a TokenReview's), and which of them it is
     /// good for: a service account's token for those it names, the server's and the users' tokens
     /// (which name none) for all of them, as kube-apiserver's audience-agnostic authenticators answer.
-    pub fn identify_for(&self, token: &str, audiences: &[String]) -> Option<(Identity, Vec<String>)> {
+    pub fn identify_for(&self, token: &str, audiences: &[String]) -> Verdict {
         if token_matches(token, &self.token) {
-            return Some((Identity::Administrator, audiences.to_vec()));
+            return Verdict::Authenticated(Identity::Administrator, audiences.to_vec());
         }
         match self.users.identify(token) {
-            Some(user) => Some((user, audiences.to_vec())),
+            Some(user) => Verdict::Authenticated(user, audiences.to_vec()),
             None => self
                 .service_accounts
                 .authenticate_for(&self.store, token, audiences),

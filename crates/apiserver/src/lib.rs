@@ -69,6 +69,11 @@ pub struct Config {
     /// How requests are authorized: by RBAC (the default, with kube-apiserver's bootstrap policy and
     /// the holder of the server's token in `system:masters`), or all allowed.
     pub authorization: Authorization,
+    /// kube-apiserver's OwnerReferencesPermissionEnforcement admission plugin, which hardened
+    /// clusters enable (off by default, as in kube-apiserver): setting `blockOwnerDeletion` on an
+    /// owner reference takes the right to update the owner's `finalizers`, and changing an object's
+    /// owner references the right to delete it.
+    pub owner_reference_permissions: bool,
     /// Where objects are kept across restarts; `None` (the default) keeps everything in memory only.
     /// A generated token and the TLS CA and certificate are kept there too, so that a kubeconfig written
     /// before a restart still works after it (on the same address).
@@ -95,6 +100,7 @@ impl Default for Config {
             history_bytes: 64 * 1024 * 1024,
             auth: Auth::default(),
             authorization: Authorization::default(),
+            owner_reference_permissions: false,
             data_dir: None,
             audit: Audit::Off,
             watch_list: false,
@@ -162,6 +168,7 @@ impl ApiServer {
             controllers,
             users: users.clone(),
             authorization: config.authorization,
+            owner_reference_permissions: config.owner_reference_permissions,
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);

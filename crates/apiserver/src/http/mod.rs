@@ -20,6 +20,7 @@ mod kubelet;
 mod metrics;
 mod namespace_finalize;
 pub mod openapi_cache;
+mod owner_reference_permissions;
 pub mod path;
 mod pod_resize;
 mod pods;

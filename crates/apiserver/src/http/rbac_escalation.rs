@@ -54,20 +54,26 @@ pub(super) async fn check(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    let sent: Option<Value> = if content_type.contains("yaml") {
-        serde_yaml::from_slice(&bytes).ok()
-    } else if content_type.contains("protobuf") {
-        None
-    } else {
-        serde_json::from_slice(&bytes).ok()
-    };
     // What does not decode is left to the handler, which answers it with its own 400.
-    if let Some(sent) = sent.filter(Value::is_object)
+    if let Some(sent) = sent_object(content_type, &bytes)
         && let Err(error) = confirm_no_escalation(shared, requester, attributes, &sent)
     {
         return respond::error(&error);
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The object a request body of `content_type` sends (JSON or YAML); `None` for protobuf, a JSON
+/// patch's list of operations, or what does not decode.
+pub(super) fn sent_object(content_type: &str, bytes: &[u8]) -> Option<Value> {
+    let sent: Option<Value> = if content_type.contains("yaml") {
+        serde_yaml::from_slice(bytes).ok()
+    } else if content_type.contains("protobuf") {
+        None
+    } else {
+        serde_json::from_slice(bytes).ok()
+    };
+    sent.filter(Value::is_object)
 }
 
 fn confirm_no_escalation(

@@ -23,7 +23,7 @@ use super::{
     authorization::{self, Action, Requester},
     authorization_mode::Authorization,
     identity::Identity,
-    rbac_escalation, respond,
+    owner_reference_permissions, rbac_escalation, respond,
 };
 use crate::error::{Error, Subject};
 
@@ -57,6 +57,11 @@ pub async fn authorize(State(shared): State<Arc<Shared>>, request: Request, next
     match attributes {
         Attributes::Resource(attributes) if rbac_escalation::applies(&attributes, &requester) => {
             rbac_escalation::check(&shared, &requester, &attributes, request, next).await
+        }
+        Attributes::Resource(attributes)
+            if owner_reference_permissions::applies(&shared, &attributes, &requester) =>
+        {
+            owner_reference_permissions::check(&shared, &requester, &attributes, request, next).await
         }
         _ => next.run(request).await,
     }

@@ -32,6 +32,9 @@ pub struct Shared {
     pub users: Arc<static_users::StaticUsers>,
     /// Whether requests are authorized by RBAC, or all allowed.
     pub authorization: authorization_mode::Authorization,
+    /// Whether the OwnerReferencesPermissionEnforcement admission plugin checks who sets owner
+    /// references ([`crate::Config::owner_reference_permissions`]).
+    pub owner_reference_permissions: bool,
 }
 
 impl Shared {

@@ -89,7 +89,7 @@ fn confirm_permitted(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    if stored.is_none() && new_refs.is_empty() || stored.is_some() && old_refs == new_refs {
+    if stored.is_none() && new_refs.is_empty() || stored.is_some() && same_references(&old_refs, &new_refs) {
         return Ok(());
     }
     let refused = |why: &str, reason: &str| {
@@ -187,6 +187,43 @@ fn verb_is_not_create(attributes: &ResourceAttributes) -> bool {
     !matches!(attributes.verb, Verb::Create)
 }
 
+/// Whether `sent` names the references `stored` holds: as many, each with the uid of a stored one and
+/// no field that differs from it. A field the body leaves out (an apply's `controller: false`, say)
+/// is the stored one's, as the write would keep it.
+fn same_references(stored: &[Value], sent: &[Value]) -> bool {
+    stored.len() == sent.len()
+        && sent.iter().all(|reference| {
+            stored.iter().any(|old| {
+                old.get("uid") == reference.get("uid")
+                    && reference
+                        .as_object()
+                        .is_some_and(|fields| fields.iter().all(|(key, value)| old.get(key) == Some(value)))
+            })
+        })
+}
+
 fn blocks(reference: &Value) -> bool {
     reference.get("blockOwnerDeletion") == Some(&Value::Bool(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn references_sent_as_stored_or_with_fields_left_out_are_the_same() {
+        let stored = vec![
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "1",
+            "controller": true, "blockOwnerDeletion": true}),
+        ];
+        assert!(same_references(&stored, &stored));
+        let fewer_fields = vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "1"})];
+        assert!(same_references(&stored, &fewer_fields));
+        let another_owner = vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "name": "b", "uid": "2"})];
+        assert!(!same_references(&stored, &another_owner));
+        let unblocked = vec![json!({"uid": "1", "blockOwnerDeletion": false})];
+        assert!(!same_references(&stored, &unblocked));
+        assert!(!same_references(&stored, &[]));
+    }
 }

@@ -91,6 +91,10 @@ pub enum Error {
         .subject.qualified_plural, .subject.name
     )]
     NamespaceTerminating { subject: Subject, namespace: String },
+    /// 403: the authorizers refused the request; `message` is kube-apiserver's whole message, which
+    /// names the resource (or none, for a non-resource URL), the user and what it may not do.
+    #[error("{message}")]
+    RequestForbidden { subject: Subject, message: String },
     #[error("{0}")]
     MethodNotAllowed(String),
     #[error("the server could not find the requested resource")]
@@ -160,9 +164,10 @@ impl Error {
             Error::UnsupportedMediaType(_) => 415,
             Error::NotAcceptable { .. } => 406,
             Error::Expired(_) => 410,
-            Error::Forbidden(_) | Error::NamespaceTerminating { .. } | Error::AdmissionForbidden { .. } => {
-                403
-            }
+            Error::Forbidden(_)
+            | Error::RequestForbidden { .. }
+            | Error::NamespaceTerminating { .. }
+            | Error::AdmissionForbidden { .. } => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::TooLarge(_) => 413,
             Error::Unauthorized => 401,
@@ -187,9 +192,10 @@ impl Error {
             Error::UnsupportedMediaType(_) => "UnsupportedMediaType",
             Error::NotAcceptable { .. } => "NotAcceptable",
             Error::Expired(_) => "Expired",
-            Error::Forbidden(_) | Error::NamespaceTerminating { .. } | Error::AdmissionForbidden { .. } => {
-                "Forbidden"
-            }
+            Error::Forbidden(_)
+            | Error::RequestForbidden { .. }
+            | Error::NamespaceTerminating { .. }
+            | Error::AdmissionForbidden { .. } => "Forbidden",
             Error::MethodNotAllowed(_) => "MethodNotAllowed",
             Error::TooLarge(_) => "RequestEntityTooLarge",
             Error::Unauthorized => "Unauthorized",
@@ -212,7 +218,8 @@ impl Error {
             Error::NotFound(s)
             | Error::AlreadyExists(s)
             | Error::Conflict { subject: s, .. }
-            | Error::AdmissionForbidden { subject: s, .. } => {
+            | Error::AdmissionForbidden { subject: s, .. }
+            | Error::RequestForbidden { subject: s, .. } => {
                 Some(status_details(&s.name, &s.group, &s.plural))
             }
             // Invalid objects are named by kind, not by resource, as the real server does.

@@ -30,6 +30,7 @@ pub mod emulated;
 pub mod error;
 pub mod flowcontrol;
 pub mod http;
+pub(crate) mod rbac;
 pub mod store;
 pub(crate) mod strategy;
 pub mod token_holder;
@@ -45,6 +46,7 @@ pub use error::{Error, Result};
 pub use http::{
     audit::{Audit, AuditRecord},
     auth::Auth,
+    authorization_mode::Authorization,
 };
 use secrecy::{ExposeSecret, SecretString};
 pub use store::Store;
@@ -64,6 +66,14 @@ pub struct Config {
     pub history_bytes: usize,
     /// Who may send requests: by default only holders of a token generated at start-up.
     pub auth: Auth,
+    /// How requests are authorized: by RBAC (the default, with kube-apiserver's bootstrap policy and
+    /// the holder of the server's token in `system:masters`), or all allowed.
+    pub authorization: Authorization,
+    /// kube-apiserver's OwnerReferencesPermissionEnforcement admission plugin, which hardened
+    /// clusters enable (off by default, as in kube-apiserver): setting `blockOwnerDeletion` on an
+    /// owner reference takes the right to update the owner's `finalizers`, and changing an object's
+    /// owner references the right to delete it.
+    pub owner_reference_permissions: bool,
     /// Where objects are kept across restarts; `None` (the default) keeps everything in memory only.
     /// A generated token and the TLS CA and certificate are kept there too, so that a kubeconfig written
     /// before a restart still works after it (on the same address).
@@ -89,6 +99,8 @@ impl Default for Config {
             history_capacity: 10_000,
             history_bytes: 64 * 1024 * 1024,
             auth: Auth::default(),
+            authorization: Authorization::default(),
+            owner_reference_permissions: false,
             data_dir: None,
             audit: Audit::Off,
             watch_list: false,
@@ -105,6 +117,7 @@ pub struct ApiServer {
     /// Present exactly when a token is required: clients send credentials over https only.
     tls: Option<http::tls::Identity>,
     audit: Option<Arc<http::audit::AuditLog>>,
+    users: Arc<http::static_users::StaticUsers>,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
     /// Wakes the workload controllers for what waits for time.
@@ -140,6 +153,7 @@ impl ApiServer {
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr)))?;
         let addr = listener.local_addr()?;
         emulated::serve_on(&store, addr.port());
+        let users = Arc::new(http::static_users::StaticUsers::default());
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
@@ -152,6 +166,9 @@ impl ApiServer {
             service_account_tokens: Default::default(),
             flow_control: Default::default(),
             controllers,
+            users: users.clone(),
+            authorization: config.authorization,
+            owner_reference_permissions: config.owner_reference_permissions,
         });
         let (shutdown, stopped) = oneshot::channel::<()>();
         let app = http::router(shared);
@@ -171,6 +188,7 @@ impl ApiServer {
             token,
             tls,
             audit,
+            users,
             shutdown: Some(shutdown),
             task,
             ticker,
@@ -205,6 +223,17 @@ impl ApiServer {
     /// The bearer token requests must carry, or `None` when the server runs without authentication.
     pub fn token(&self) -> Option<&str> {
         self.token.as_ref().map(|token| token.expose_secret())
+    }
+
+    /// Adds the user `name` in `groups` (and `system:authenticated`), known by the new bearer token
+    /// returned, as a user of kube-apiserver's static token file: RBAC then decides what it may do
+    /// (a ClusterRoleBinding of `view` to it, say). `None` when the server runs without
+    /// authentication, where every request is the administrator's. The token lasts while the server
+    /// runs.
+    pub fn add_user(&self, name: &str, groups: &[&str]) -> Option<String> {
+        self.token.as_ref()?;
+        let groups: Vec<String> = groups.iter().map(|g| (*g).to_owned()).collect();
+        Some(self.users.add(name, &groups))
     }
 
     /// A kube-rs client for this server (namespace `default`), sending the bearer token.

@@ -39,6 +39,14 @@ struct Args {
     /// Require the bearer token in this file instead of a random one generated at start-up.
     #[arg(long, env = "APISERVER_TOKEN_FILE", conflicts_with = "insecure_no_auth")]
     token_file: Option<PathBuf>,
+    /// How requests are authorized, as kube-apiserver's flag: `RBAC` (kube-apiserver's bootstrap
+    /// roles, the kubeconfig's token in `system:masters`) or `AlwaysAllow`.
+    #[arg(long, env = "APISERVER_AUTHORIZATION_MODE", default_value = "RBAC", value_parser = parse_authorization_mode)]
+    authorization_mode: apiserver::Authorization,
+    /// Admission plugins to enable beyond the default ones, as kube-apiserver's flag (comma-separated).
+    /// The one known is `OwnerReferencesPermissionEnforcement`, which hardened clusters enable.
+    #[arg(long, env = "APISERVER_ENABLE_ADMISSION_PLUGINS", value_parser = parse_admission_plugins, default_value = "")]
+    enable_admission_plugins: OwnerReferencePermissions,
     /// Keep every object in this directory (created when missing) across restarts; a write is answered
     /// only once it is on disk. Without it everything lives in memory and is gone at exit.
     #[arg(long, env = "APISERVER_DATA_DIR")]
@@ -59,6 +67,35 @@ struct Args {
     /// Log filter (tracing EnvFilter syntax); `debug` logs every request.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     log: String,
+}
+
+/// Whether `--enable-admission-plugins` named OwnerReferencesPermissionEnforcement.
+#[derive(Clone, Copy, Debug)]
+struct OwnerReferencePermissions(bool);
+
+fn parse_admission_plugins(text: &str) -> Result<OwnerReferencePermissions, String> {
+    let mut enforced = false;
+    for plugin in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match plugin {
+            "OwnerReferencesPermissionEnforcement" => enforced = true,
+            other => {
+                return Err(format!(
+                    "admission plugin {other:?} is not one this server can enable: OwnerReferencesPermissionEnforcement"
+                ));
+            }
+        }
+    }
+    Ok(OwnerReferencePermissions(enforced))
+}
+
+fn parse_authorization_mode(text: &str) -> Result<apiserver::Authorization, String> {
+    match text {
+        "RBAC" => Ok(apiserver::Authorization::Rbac),
+        "AlwaysAllow" => Ok(apiserver::Authorization::AlwaysAllow),
+        other => Err(format!(
+            "authorization mode {other:?} is not one of RBAC, AlwaysAllow"
+        )),
+    }
 }
 
 /// The feature gates the server knows.
@@ -116,6 +153,8 @@ async fn main() -> std::process::ExitCode {
         history_capacity: args.history,
         history_bytes: args.history_bytes,
         auth,
+        authorization: args.authorization_mode,
+        owner_reference_permissions: args.enable_admission_plugins.0,
         data_dir: args.data_dir,
         audit: match args.audit_log {
             Some(path) => apiserver::Audit::MemoryAndFile(path),

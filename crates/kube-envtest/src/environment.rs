@@ -90,6 +90,13 @@ impl Environment {
         self.server.token()
     }
 
+    /// A client authenticated as the user `name` in `groups` (and `system:authenticated`), namespace
+    /// `default`, which may do what RBAC grants it: bind it to a role with the administrator's
+    /// [`Environment::client`] first. Fails under [`Builder::plain_http`], which authenticates no one.
+    pub fn add_user(&self, name: &str, groups: &[&str]) -> Result<kube::Client> {
+        crate::users::client_for(&self.server, name, groups)
+    }
+
     /// Where the test serves the webhooks of [`Builder::webhook_install_options`], with what
     /// certificate; `None` when the environment was built without webhooks.
     pub fn webhook_serving(&self) -> Option<&WebhookServing> {
@@ -193,6 +200,14 @@ impl Builder {
     /// Anyone who can reach the port may do anything: keep the loopback address.
     pub fn plain_http(mut self) -> Self {
         self.config.auth = Auth::None;
+        self
+    }
+
+    /// How requests are authorized: RBAC by default (kube-apiserver's bootstrap roles, the
+    /// administrator in `system:masters`); [`crate::Authorization::AlwaysAllow`] lets every
+    /// authenticated request through, for tests that do not care who may do what.
+    pub fn authorization(mut self, authorization: crate::Authorization) -> Self {
+        self.config.authorization = authorization;
         self
     }
 

@@ -47,6 +47,12 @@ pub enum Error {
         /// Why the wait ended: the deadline, or the error of the watch on it.
         reason: String,
     },
+    /// [`crate::Environment::add_user`] on a server without authentication
+    /// ([`crate::Builder::plain_http`]), where every request is the administrator's.
+    #[error(
+        "a server started with plain_http() authenticates no one, so it has no users: start it with HTTPS"
+    )]
+    NoUsers,
     /// A path given to [`crate::WebhookInstallOptions::paths`] is missing or unreadable, or a document
     /// in it is not YAML or not a webhook configuration that Kubernetes 1.33 serves.
     #[error("reading webhook configurations from {path}: {reason}")]

@@ -65,9 +65,11 @@
 //! namespace teardown, Service cluster IPs, ready Deployments.
 //!
 //! No container ever runs: there is no kubelet or container runtime, so a pod's logs, exec and
-//! port-forward have nothing behind them, and no network, DNS or Service routing exists. Authorization
-//! is the one bearer token (whoever holds it may do everything): no RBAC, so a test here cannot prove
-//! that your RBAC rules suffice. Quotas and limit ranges are stored but not enforced, and the workload
+//! port-forward have nothing behind them, and no network, DNS or Service routing exists. Requests are
+//! authorized by RBAC, as kube-apiserver authorizes them, with its bootstrap roles:
+//! [`Environment::client`] is the administrator's (`system:masters`), and [`Environment::add_user`]
+//! gives a client for a user that may do what RBAC grants it, so a test can prove that your RBAC
+//! rules suffice. Quotas and limit ranges are stored but not enforced, and the workload
 //! kinds without an emulated controller (Jobs, StatefulSets, DaemonSets, CronJobs) are stored only.
 //! Every difference the corpus measures is listed with its reason in `docs/conformance.md` (and the
 //! ones that shape tests in `docs/control-planes.md`); the server itself is described in
@@ -89,8 +91,10 @@ mod crds;
 mod environment;
 mod error;
 mod manifests;
+mod users;
 mod webhooks;
 
+pub use apiserver::Authorization;
 pub use environment::{Builder, Environment};
 pub use error::{Error, Result};
 /// The TLS library [`WebhookServing::server_config`] is of (rustls 0.23), for a test that names its

@@ -1,5 +1,6 @@
-//! config/rbac enforced by the real kube-apiserver (`--authorization-mode=RBAC`, with the
-//! OwnerReferencesPermissionEnforcement admission plugin hardened clusters run). `config/default` is
+//! config/rbac enforced by RBAC, on the real kube-apiserver (`--authorization-mode=RBAC`, with the
+//! OwnerReferencesPermissionEnforcement admission plugin hardened clusters run) and on the embedded
+//! server (RBAC by default, the same plugin switched on). `config/default` is
 //! rendered and applied as `make deploy` applies it (its admission webhooks then narrowed to objects
 //! that never exist: no pod serves them here), and `operator run --leader-elect` runs as the manager's
 //! ServiceAccount, with a token the API server issued for it, issuing its webhook certificate as
@@ -430,7 +431,17 @@ async fn stop(mut operator: OperatorProcess) {
 async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_any_one_rule(
     backend: Backend,
 ) {
-    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let plane = match backend {
+        // As the real tier runs kube-apiserver: with OwnerReferencesPermissionEnforcement, which the
+        // finalizers rules are for.
+        Backend::Embedded => ControlPlane::embedded(apiserver::Config {
+            owner_reference_permissions: true,
+            ..apiserver::Config::default()
+        })
+        .await
+        .expect("API server starts"),
+        _ => ControlPlane::start(backend).await.expect("control plane starts"),
+    };
     let client = plane.client();
     let _kubelet = KubeletStandIn::start(&plane, &client);
     let dir = tempfile::tempdir().unwrap();
@@ -544,6 +555,6 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
     stop(operator).await;
 }
 
-testenv::real_control_plane!(
+testenv::each_control_plane!(
     the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_any_one_rule
 );

@@ -24,6 +24,7 @@ pub mod error;
 pub mod import_loops;
 mod process;
 pub mod real;
+mod users;
 
 use std::path::Path;
 
@@ -162,6 +163,41 @@ impl ControlPlane {
             Inner::Cluster(cluster) => Some(cluster.access().ca_der.clone()),
         };
         kube_config_for(&self.url(), ca_der, token)
+    }
+
+    /// A kube-rs configuration authenticated as the user `name` in `groups` (and
+    /// `system:authenticated`), who may do what RBAC grants it and nothing else: a token of its own on
+    /// the embedded server, a client certificate signed by the client CA on the real control plane,
+    /// the administrator impersonating it on the cluster tier (see [`users`]).
+    pub fn user_kube_config(&self, name: &str, groups: &[&str]) -> Result<kube::Config> {
+        match &self.inner {
+            Inner::Embedded(server) => {
+                let token = server.add_user(name, groups);
+                Ok(self.kube_config_with_token(token.as_deref()))
+            }
+            Inner::Real(plane) => {
+                let (cert, key) = users::client_certificate(&plane.client_ca_file(), name, groups)?;
+                Ok(users::with_client_certificate(
+                    self.kube_config_with_token(None),
+                    &cert,
+                    &key,
+                ))
+            }
+            Inner::Cluster(_) => {
+                let mut config = self.kube_config();
+                config.auth_info.impersonate = Some(name.to_owned());
+                config.auth_info.impersonate_groups = Some(groups.iter().map(|g| (*g).to_owned()).collect());
+                Ok(config)
+            }
+        }
+    }
+
+    /// A client authenticated as the user `name` in `groups`, namespace `default` (see
+    /// [`ControlPlane::user_kube_config`]).
+    pub fn add_user(&self, name: &str, groups: &[&str]) -> Result<kube::Client> {
+        // A configuration with a parsed URL, a valid DER root certificate and a PEM identity made
+        // here always yields a client.
+        Ok(kube::Client::try_from(self.user_kube_config(name, groups)?).expect("client for a user"))
     }
 
     /// The administrator's kube-rs configuration.

@@ -2,11 +2,12 @@
 //! on free loopback ports, all files in one temporary directory.
 //!
 //! kube-apiserver runs as a cluster would run it for an operator: TLS with a CA of the harness's own,
-//! bearer tokens from a token file (an administrator in `system:masters`), RBAC authorization and the
+//! bearer tokens from a token file (an administrator in `system:masters`), client certificates signed
+//! by the same CA (the users of [`crate::ControlPlane::add_user`]), RBAC authorization and the
 //! OwnerReferencesPermissionEnforcement admission plugin,
 //! service-account tokens signed with a key made here (so TokenRequest works). The controller manager
-//! runs the garbage collector and the namespace controller, which owner references and namespace
-//! deletion depend on; nothing else (no Deployment controller: without a kubelet it would only make
+//! runs the garbage collector, the namespace controller and ClusterRole aggregation, which owner
+//! references, namespace deletion and the aggregated roles depend on; nothing else (no Deployment controller: without a kubelet it would only make
 //! ReplicaSets whose pods never start, and it would overwrite the Deployment status a test writes).
 //!
 //! The binaries come from `target/control-plane/bin` (`make control-plane` builds them), or from the
@@ -44,8 +45,9 @@ pub struct RealControlPlane {
 /// Which of kube-controller-manager's controllers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Controllers {
-    /// The garbage collector and the namespace controller: what owner references and namespace
-    /// deletion need, and nothing that would overwrite the workload status a test writes.
+    /// The garbage collector, the namespace controller and ClusterRole aggregation: what owner
+    /// references, namespace deletion and the aggregated roles (`admin`, `edit`, `view`) need, and
+    /// nothing that would overwrite the workload status a test writes.
     #[default]
     CollectorAndNamespaces,
     /// Those and the Deployment and ReplicaSet controllers: Deployments get ReplicaSets and Pods (which
@@ -126,6 +128,9 @@ impl RealControlPlane {
                 format!("--tls-cert-file={serving}"),
                 format!("--tls-private-key-file={serving}"),
                 format!("--token-auth-file={}", files.tokens.display()),
+                // Client certificates signed by the harness's CA authenticate as their subject (CN
+                // the user, O the groups); the file's key block is passed over.
+                format!("--client-ca-file={}", files.ca.display()),
                 "--authorization-mode=RBAC".to_owned(),
                 "--service-account-issuer=https://kubernetes.default.svc".to_owned(),
                 format!("--service-account-key-file={sa_public_key}"),
@@ -162,10 +167,10 @@ impl RealControlPlane {
         ];
         match controllers {
             Controllers::CollectorAndNamespaces => {
-                flags.push("--controllers=garbage-collector-controller,namespace-controller".to_owned())
+                flags.push("--controllers=garbage-collector-controller,namespace-controller,clusterrole-aggregation-controller".to_owned())
             }
             Controllers::Workloads => flags.push(
-                "--controllers=garbage-collector-controller,namespace-controller,deployment-controller,replicaset-controller"
+                "--controllers=garbage-collector-controller,namespace-controller,clusterrole-aggregation-controller,deployment-controller,replicaset-controller"
                     .to_owned(),
             ),
             Controllers::All => flags.extend([
@@ -204,6 +209,12 @@ impl RealControlPlane {
     /// The process ids of etcd, kube-apiserver and kube-controller-manager.
     pub fn pids(&self) -> Vec<u32> {
         self.processes.iter().map(Process::pid).collect()
+    }
+
+    /// The CA's certificate and key (one PEM file), which kube-apiserver trusts for client
+    /// certificates.
+    pub(crate) fn client_ca_file(&self) -> PathBuf {
+        self.dir.path().join("certs").join(apiserver::http::tls::CA_FILE)
     }
 
     /// The directory holding the control plane's files and logs.

@@ -8,6 +8,7 @@
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
 
 mod api_services;
+mod cluster_role_aggregation;
 mod crds;
 mod garbage_collector;
 mod kubernetes_service;
@@ -73,6 +74,7 @@ impl Hooks for Controllers {
         namespaces::create_defaults(store, state);
         api_services::reconcile(store, state);
         crate::flowcontrol::ensure_configuration(store, state);
+        cluster_role_aggregation::bootstrap(store, state);
     }
 
     fn recover(&self, state: &mut State) {
@@ -148,6 +150,7 @@ impl Hooks for Controllers {
         stored: &Value,
     ) {
         keep_flow_control(store, state, rt);
+        cluster_role_aggregation::after_change(store, state, rt);
         if !garbage_collector::after_write(store, state, rt, namespace, name, previous_references, stored) {
             return;
         }
@@ -208,6 +211,7 @@ impl Hooks for Controllers {
     ) {
         garbage_collector::after_remove(store, state, object);
         keep_flow_control(store, state, rt);
+        cluster_role_aggregation::after_change(store, state, rt);
         workloads::after_remove(store, state, rt, object);
         resource_quotas::after_remove(store, state, rt, namespace);
         service_accounts::after_remove(store, state, rt, namespace, object);

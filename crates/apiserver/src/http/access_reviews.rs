@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::{
     Shared,
     authorization::{self, Action, Requester},
+    issued_tokens::Verdict,
     respond,
 };
 use crate::error::{Error, Result, Subject};
@@ -53,15 +54,31 @@ fn token_review(shared: &Shared, review: &Value) -> Result<Value> {
             "token is required for TokenReview in authentication".into(),
         ));
     }
-    let identity = shared
+    // Without audiences, the review asks for the server's own, as a request would be authenticated.
+    let audiences: Vec<String> = review
+        .pointer("/spec/audiences")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .filter(|list: &Vec<String>| !list.is_empty())
+        .unwrap_or_else(|| vec![super::issued_tokens::API_AUDIENCE.to_owned()]);
+    let verdict = shared
         .credentials()
-        .and_then(|credentials| credentials.identify(token));
-    Ok(match identity {
-        Some(identity) => {
+        .map(|credentials| credentials.identify_for(token, &audiences));
+    Ok(match verdict {
+        Some(Verdict::Authenticated(identity, audiences)) => {
             let mut user = super::reviews::user_info(&identity);
-            user["extra"] = json!({});
-            json!({"authenticated": true, "user": user})
+            if user.get("extra").is_none() {
+                user["extra"] = json!({});
+            }
+            json!({"authenticated": true, "user": user, "audiences": audiences})
         }
+        // kube-apiserver's union of authenticators reports the bearer-token authenticator's refusal
+        // beside the service-account authenticator's reason.
+        Some(Verdict::Refused(reason)) => {
+            json!({"user": {}, "error": format!("[invalid bearer token, {reason}]")})
+        }
+        Some(Verdict::NotIssued) => json!({"user": {}, "error": "invalid bearer token"}),
+        // A server without authentication knows no token.
         None => json!({"user": {}}),
     })
 }

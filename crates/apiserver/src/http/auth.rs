@@ -14,7 +14,13 @@ use axum::{
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 
-use super::{identity::Identity, issued_tokens::ServiceAccountTokens, random_token::generate_token, respond};
+use super::{
+    identity::Identity,
+    issued_tokens::{ServiceAccountTokens, Verdict},
+    random_token::generate_token,
+    respond,
+    static_users::StaticUsers,
+};
 use crate::{error::Error, store::Store};
 
 /// Who may talk to the server.
@@ -74,16 +80,35 @@ fn token_matches(presented: &str, expected: &SecretString) -> bool {
 pub struct Credentials {
     pub token: SecretString,
     pub service_accounts: std::sync::Arc<ServiceAccountTokens>,
+    pub users: std::sync::Arc<StaticUsers>,
     pub store: std::sync::Arc<Store>,
 }
 
 impl Credentials {
-    /// Whose `token` is: the server's own, or one issued to a service account that still exists.
+    /// Whose `token` is: the server's own, a user's, or one issued to a service account that still
+    /// exists.
     pub fn identify(&self, token: &str) -> Option<Identity> {
         if token_matches(token, &self.token) {
             return Some(Identity::Administrator);
         }
-        self.service_accounts.authenticate(&self.store, token)
+        self.users
+            .identify(token)
+            .or_else(|| self.service_accounts.authenticate(&self.store, token))
+    }
+
+    /// Whose `token` is when presented for `audiences` (a TokenReview's), and which of them it is
+    /// good for: a service account's token for those it names, the server's and the users' tokens
+    /// (which name none) for all of them, as kube-apiserver's audience-agnostic authenticators answer.
+    pub fn identify_for(&self, token: &str, audiences: &[String]) -> Verdict {
+        if token_matches(token, &self.token) {
+            return Verdict::Authenticated(Identity::Administrator, audiences.to_vec());
+        }
+        match self.users.identify(token) {
+            Some(user) => Verdict::Authenticated(user, audiences.to_vec()),
+            None => self
+                .service_accounts
+                .authenticate_for(&self.store, token, audiences),
+        }
     }
 }
 

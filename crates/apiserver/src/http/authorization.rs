@@ -1,16 +1,15 @@
-//! Who may do what, as kube-apiserver's authorizers answer it for a SubjectAccessReview: members of
-//! `system:masters` may do everything (its privileged-group authorizer, which gives no reason);
-//! anyone else what the RBAC objects stored here grant, with RBAC's reason naming the binding. The
-//! embedded server has none of kube-apiserver's bootstrap roles, so only the Roles, ClusterRoles and
-//! bindings clients created grant anything. Requests themselves are authorized by token alone (see
-//! [`super::auth`]); this answers questions about others.
+//! Who may do what, as kube-apiserver's authorizers decide it for every request (see
+//! [`super::request_authorization`]) and for a SubjectAccessReview: members of `system:masters` may
+//! do everything (its privileged-group authorizer, which gives no reason); anyone else what the RBAC
+//! objects stored here grant (kube-apiserver's bootstrap policy among them, see
+//! [`crate::rbac::bootstrap`]), with RBAC's reason naming the binding.
 
 use serde_json::Value;
 
 use crate::store::Store;
 
 const RBAC: &str = "rbac.authorization.k8s.io";
-const PRIVILEGED_GROUP: &str = "system:masters";
+pub const PRIVILEGED_GROUP: &str = "system:masters";
 
 /// Who is asked about.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,36 +50,92 @@ pub fn decide(store: &Store, requester: &Requester, action: &Action) -> Decision
             reason: String::new(),
         };
     }
+    let namespace = match action {
+        Action::Resource { namespace, .. } if !namespace.is_empty() => Some(namespace.as_str()),
+        _ => None,
+    };
+    let mut errors = Vec::new();
+    let mut reason = None;
+    visit_bindings(store, requester, namespace, |granted| match granted {
+        Granted::Rules { rules, binding } => {
+            if rules.iter().any(|rule| allows(rule, action)) {
+                reason = Some(format!("RBAC: allowed by {binding}"));
+                return false;
+            }
+            true
+        }
+        Granted::MissingRole(error) => {
+            errors.push(error);
+            true
+        }
+    });
+    match reason {
+        Some(reason) => Decision {
+            allowed: true,
+            reason,
+        },
+        // RBAC's reason for a denial names the roles bindings refer to that do not exist.
+        None => Decision {
+            allowed: false,
+            reason: match errors.as_slice() {
+                [] => String::new(),
+                [one] => format!("RBAC: {one}"),
+                many => format!("RBAC: [{}]", many.join(", ")),
+            },
+        },
+    }
+}
+
+/// Every rule the bindings grant `requester` (the ClusterRoleBindings', and the RoleBindings' of
+/// `namespace`), and the roles bindings refer to that do not exist, as RBAC's rule resolver lists
+/// them for escalation checks and SelfSubjectRulesReviews.
+pub fn rules_for(store: &Store, requester: &Requester, namespace: Option<&str>) -> (Vec<Value>, Vec<String>) {
+    let mut all = Vec::new();
+    let mut errors = Vec::new();
+    visit_bindings(store, requester, namespace, |granted| {
+        match granted {
+            Granted::Rules { rules, .. } => all.extend(rules),
+            Granted::MissingRole(error) => errors.push(error),
+        }
+        true
+    });
+    (all, errors)
+}
+
+/// What one binding that names the requester grants.
+enum Granted {
+    /// The rules of its role, and how RBAC's reason names the grant.
+    Rules { rules: Vec<Value>, binding: String },
+    /// Its role does not exist: `clusterroles.rbac.authorization.k8s.io "x" not found`.
+    MissingRole(String),
+}
+
+/// Calls `visit` for each binding naming `requester`: the ClusterRoleBindings, then the RoleBindings
+/// of `namespace`, until `visit` answers false.
+fn visit_bindings(
+    store: &Store,
+    requester: &Requester,
+    namespace: Option<&str>,
+    mut visit: impl FnMut(Granted) -> bool,
+) {
     let objects = |plural: &str, namespace: Option<&str>| -> Vec<Value> {
         store
             .resolve(RBAC, "v1", plural)
             .map(|rt| store.list(&rt, namespace).0)
             .unwrap_or_default()
     };
-    let role_rules = |kind: &str, name: &str, namespace: &str| -> Vec<Value> {
-        let found = match kind {
-            "ClusterRole" => objects("clusterroles", None),
-            _ => objects("roles", Some(namespace)),
-        };
-        found
-            .into_iter()
-            .find(|role| role.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
-            .and_then(|role| role.get("rules").and_then(Value::as_array).cloned())
-            .unwrap_or_default()
-    };
     let mut bindings: Vec<(Value, &str)> = objects("clusterrolebindings", None)
         .into_iter()
         .map(|b| (b, "ClusterRoleBinding"))
         .collect();
-    if let Action::Resource { namespace, .. } = action
-        && !namespace.is_empty()
-    {
+    if let Some(namespace) = namespace {
         bindings.extend(
             objects("rolebindings", Some(namespace))
                 .into_iter()
                 .map(|b| (b, "RoleBinding")),
         );
     }
+    let mut cluster_roles: Option<Vec<Value>> = None;
     for (binding, binding_kind) in &bindings {
         let text = |pointer: &str| {
             binding
@@ -99,24 +154,45 @@ pub fn decide(store: &Store, requester: &Requester, action: &Action) -> Decision
             continue;
         };
         let (role_kind, role_name) = (text("/roleRef/kind"), text("/roleRef/name"));
-        let rules = role_rules(role_kind, role_name, binding_namespace);
-        if rules.iter().any(|rule| allows(rule, action)) {
-            let binding_name = match *binding_kind {
-                "RoleBinding" => format!("{}/{binding_namespace}", text("/metadata/name")),
-                _ => text("/metadata/name").to_owned(),
-            };
-            return Decision {
-                allowed: true,
-                reason: format!(
-                    "RBAC: allowed by {binding_kind} {binding_name:?} of {role_kind} {role_name:?} to {}",
-                    describe(subject, binding_namespace)
-                ),
-            };
+        let role = match role_kind {
+            "ClusterRole" => cluster_roles
+                .get_or_insert_with(|| objects("clusterroles", None))
+                .iter()
+                .find(|role| role.pointer("/metadata/name").and_then(Value::as_str) == Some(role_name))
+                .cloned(),
+            _ => objects("roles", Some(binding_namespace))
+                .into_iter()
+                .find(|role| role.pointer("/metadata/name").and_then(Value::as_str) == Some(role_name)),
+        };
+        let granted = match role {
+            None => {
+                let plural = match role_kind {
+                    "ClusterRole" => "clusterrole",
+                    _ => "role",
+                };
+                Granted::MissingRole(format!("{plural}.{RBAC} {role_name:?} not found"))
+            }
+            Some(role) => {
+                let binding_name = match *binding_kind {
+                    "RoleBinding" => format!("{}/{binding_namespace}", text("/metadata/name")),
+                    _ => text("/metadata/name").to_owned(),
+                };
+                Granted::Rules {
+                    rules: role
+                        .get("rules")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
+                    binding: format!(
+                        "{binding_kind} {binding_name:?} of {role_kind} {role_name:?} to {}",
+                        describe(subject, binding_namespace)
+                    ),
+                }
+            }
+        };
+        if !visit(granted) {
+            return;
         }
-    }
-    Decision {
-        allowed: false,
-        reason: String::new(),
     }
 }
 
@@ -154,7 +230,7 @@ fn describe(subject: &Value, binding_namespace: &str) -> String {
 
 /// Whether a PolicyRule allows `action`, as RBAC matches verbs, groups, resources (`pods/log`,
 /// `*/scale`), names and non-resource URLs (a trailing `*` matches any suffix).
-fn allows(rule: &Value, action: &Action) -> bool {
+pub fn allows(rule: &Value, action: &Action) -> bool {
     let list = |key: &str| -> Vec<&str> {
         rule.get(key)
             .and_then(Value::as_array)

@@ -18,10 +18,7 @@ use super::{
     audit::{self, Attributes},
     identity::Identity,
 };
-use crate::{
-    flowcontrol::{Target, User},
-    token_holder::{GROUPS, USER},
-};
+use crate::flowcontrol::{Target, User};
 
 const FLOW_SCHEMA_HEADER: &str = "x-kubernetes-pf-flowschema-uid";
 const PRIORITY_LEVEL_HEADER: &str = "x-kubernetes-pf-prioritylevel-uid";
@@ -83,22 +80,8 @@ pub async fn classify(State(shared): State<Arc<Shared>>, request: Request, next:
 
 /// The user and groups an identity authenticates as.
 fn user_of(identity: &Identity) -> User {
-    match identity {
-        Identity::Administrator => User {
-            name: USER.to_owned(),
-            groups: GROUPS.iter().map(|g| (*g).to_owned()).collect(),
-        },
-        Identity::Impersonated { user, groups, .. } => User {
-            name: user.clone(),
-            groups: groups.clone(),
-        },
-        Identity::ServiceAccount { namespace, name, .. } => User {
-            name: format!("system:serviceaccount:{namespace}:{name}"),
-            groups: vec![
-                "system:serviceaccounts".to_owned(),
-                format!("system:serviceaccounts:{namespace}"),
-                "system:authenticated".to_owned(),
-            ],
-        },
+    User {
+        name: identity.username(),
+        groups: identity.groups(),
     }
 }

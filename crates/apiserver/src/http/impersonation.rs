@@ -10,11 +10,7 @@ use super::{
     authorization::{self, Action, Requester},
     identity::Identity,
 };
-use crate::{
-    error::Error,
-    store::Store,
-    token_holder::{GROUPS, USER},
-};
+use crate::{error::Error, store::Store};
 
 const USER_HEADER: &str = "impersonate-user";
 const GROUP_HEADER: &str = "impersonate-group";
@@ -134,23 +130,9 @@ pub fn act_as(store: &Store, requester: Identity, headers: &HeaderMap) -> Result
 
 /// Whether `requester` may impersonate what `ask` names; kube-apiserver's 403 otherwise.
 fn allowed(store: &Store, requester: &Identity, ask: &Ask) -> Result<(), Error> {
-    let who = match requester {
-        Identity::Administrator => Requester {
-            user: USER.to_owned(),
-            groups: GROUPS.iter().map(|g| (*g).to_owned()).collect(),
-        },
-        Identity::ServiceAccount { namespace, name, .. } => Requester {
-            user: format!("{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}"),
-            groups: vec![
-                "system:serviceaccounts".to_owned(),
-                format!("system:serviceaccounts:{namespace}"),
-                "system:authenticated".to_owned(),
-            ],
-        },
-        Identity::Impersonated { user, groups, .. } => Requester {
-            user: user.clone(),
-            groups: groups.clone(),
-        },
+    let who = Requester {
+        user: requester.username(),
+        groups: requester.groups(),
     };
     let action = Action::Resource {
         verb: "impersonate".into(),

@@ -6,6 +6,7 @@ mod access_reviews;
 pub mod audit;
 pub mod auth;
 mod authorization;
+pub mod authorization_mode;
 mod computed;
 mod continuation;
 mod discovery;
@@ -19,18 +20,22 @@ mod kubelet;
 mod metrics;
 mod namespace_finalize;
 pub mod openapi_cache;
+mod owner_reference_permissions;
 pub mod path;
 mod pod_resize;
 mod pods;
 mod proxies;
 pub(crate) mod random_token;
+mod rbac_escalation;
 pub(crate) mod request;
+mod request_authorization;
 mod resources;
 pub mod respond;
 pub(crate) mod reviews;
 mod scale;
 mod service_account_tokens;
 mod shared;
+pub mod static_users;
 mod subresource;
 pub mod tls;
 mod watch;
@@ -44,9 +49,14 @@ use request::Call;
 pub use shared::Shared;
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    // Layers run outside in, the last added first: authentication, then classification.
+    // Layers run outside in, the last added first: authentication, then classification, then
+    // authorization, as kube-apiserver's filters run.
     let router = Router::new()
         .fallback(dispatch)
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            request_authorization::authorize,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             shared.clone(),
             flow_control::classify,

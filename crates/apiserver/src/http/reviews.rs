@@ -1,7 +1,7 @@
 //! Self-subject reviews, which `kubectl auth can-i` and `kubectl auth whoami` send: the caller asks who
-//! it is and what it may do, and the answer is computed, never stored. Whoever holds the embedded
-//! server's token may do everything, like a member of `system:masters` on a real cluster, and the
-//! answers say exactly that.
+//! it is and what it may do, and the answer is computed, never stored, by the same authorizers that
+//! decide its requests (see [`super::authorization`]): the holder of the embedded server's token is a
+//! member of `system:masters` and may do everything, anyone else what RBAC grants.
 
 use apimachinery::{
     FieldCause,
@@ -11,14 +11,31 @@ use apimachinery::{
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{identity::Identity, respond};
+use super::{
+    Shared,
+    authorization::{self, Action, Requester},
+    authorization_mode::Authorization,
+    identity::Identity,
+    respond,
+};
 use crate::error::{Error, Result, Subject};
 
 use crate::token_holder::{GROUPS, USER};
 
 /// The answer to `review`, of kind `rt` (201, as kube-apiserver answers), sent by `manager` as
 /// `identity`.
-pub fn answer(rt: &ResourceType, mut review: Value, manager: &str, identity: &Identity) -> Result<Response> {
+pub fn answer(
+    shared: &Shared,
+    rt: &ResourceType,
+    mut review: Value,
+    manager: &str,
+    identity: &Identity,
+) -> Result<Response> {
+    let requester = Requester {
+        user: identity.username(),
+        groups: identity.groups(),
+    };
+    let allow_all = shared.authorization == Authorization::AlwaysAllow;
     let api_version = rt.api_version();
     review["apiVersion"] = json!(api_version);
     review["kind"] = json!(rt.kind);
@@ -41,13 +58,23 @@ pub fn answer(rt: &ResourceType, mut review: Value, manager: &str, identity: &Id
                 now: &now,
             };
             record_update(None, &mut review, &write);
-            json!({"allowed": true})
+            match allow_all {
+                true => json!({"allowed": true}),
+                false => access_status(shared, &requester, &review),
+            }
         }
-        "selfsubjectrulesreviews" => json!({
+        "selfsubjectrulesreviews" if allow_all => json!({
             "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
             "incomplete": false,
         }),
+        "selfsubjectrulesreviews" => {
+            let namespace = review
+                .pointer("/spec/namespace")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty());
+            rules_status(shared, &requester, namespace)
+        }
         _ => {
             // A SelfSubjectReview is stamped with the time it was answered.
             review["metadata"] = json!({"creationTimestamp": crate::store::meta::now_rfc3339()});
@@ -57,17 +84,100 @@ pub fn answer(rt: &ResourceType, mut review: Value, manager: &str, identity: &Id
     Ok(respond::json(201, &review))
 }
 
+/// Whether the requester may do what a SelfSubjectAccessReview's attributes name, with RBAC's reason.
+fn access_status(shared: &Shared, requester: &Requester, review: &Value) -> Value {
+    let attributes = |key: &str| review.pointer(&format!("/spec/{key}")).filter(|v| !v.is_null());
+    let text = |value: &Value, key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let action = match attributes("resourceAttributes") {
+        Some(r) => Action::Resource {
+            verb: text(r, "verb"),
+            group: text(r, "group"),
+            resource: text(r, "resource"),
+            subresource: text(r, "subresource"),
+            namespace: text(r, "namespace"),
+            name: text(r, "name"),
+        },
+        None => {
+            let n = attributes("nonResourceAttributes").unwrap_or(&Value::Null);
+            Action::NonResource {
+                verb: text(n, "verb"),
+                path: text(n, "path"),
+            }
+        }
+    };
+    let decision = authorization::decide(&shared.store, requester, &action);
+    let mut status = json!({"allowed": decision.allowed});
+    if !decision.reason.is_empty() {
+        status["reason"] = json!(decision.reason);
+    }
+    status
+}
+
+/// The rules the requester holds in `namespace` (and cluster-wide), as RBAC lists them for a
+/// SelfSubjectRulesReview: resource rules and non-resource rules, in the order the bindings grant them.
+fn rules_status(shared: &Shared, requester: &Requester, namespace: Option<&str>) -> Value {
+    let (rules, errors) = authorization::rules_for(&shared.store, requester, namespace);
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    for rule in rules {
+        let list = |key: &str| {
+            rule.get(key)
+                .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+        };
+        let mut converted = serde_json::Map::new();
+        converted.insert(
+            "verbs".into(),
+            list("verbs").cloned().unwrap_or_else(|| json!([])),
+        );
+        if let Some(urls) = list("nonResourceURLs") {
+            converted.insert("nonResourceURLs".into(), urls.clone());
+            non_resource_rules.push(Value::Object(converted));
+            continue;
+        }
+        for key in ["apiGroups", "resources", "resourceNames"] {
+            if let Some(items) = list(key) {
+                converted.insert(key.into(), items.clone());
+            }
+        }
+        resource_rules.push(Value::Object(converted));
+    }
+    let mut status = json!({"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
+        "incomplete": !errors.is_empty()});
+    if !errors.is_empty() {
+        status["evaluationError"] = json!(errors.join(", "));
+    }
+    status
+}
+
 /// Who `identity` is, as kube-apiserver's authenticators name the administrator and a service
 /// account.
 pub fn user_info(identity: &Identity) -> Value {
     match identity {
         Identity::Administrator => json!({"username": USER, "uid": USER, "groups": GROUPS}),
-        Identity::ServiceAccount { namespace, name, uid } => json!({
-            "username": format!("system:serviceaccount:{namespace}:{name}"),
-            "uid": uid,
-            "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{namespace}"),
-                "system:authenticated"],
-        }),
+        Identity::ServiceAccount {
+            namespace,
+            name,
+            uid,
+            extra,
+        } => {
+            let mut info = json!({
+                "username": format!("system:serviceaccount:{namespace}:{name}"),
+                "uid": uid,
+                "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{namespace}"),
+                    "system:authenticated"],
+            });
+            if !extra.is_empty() {
+                info["extra"] = json!(extra);
+            }
+            info
+        }
+        Identity::User { name, groups } => json!({"username": name, "groups": groups}),
         Identity::Impersonated { user, uid, groups } => {
             let mut info = json!({"username": user, "groups": groups});
             if !uid.is_empty() {

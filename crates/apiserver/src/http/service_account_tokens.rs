@@ -1,9 +1,12 @@
 //! `POST serviceaccounts/{name}/token` (authentication.k8s.io/v1 TokenRequest): a token that
-//! authenticates its holder as the service account until it expires or the account is deleted. The
-//! tokens are kept in memory only (a restart forgets them, as a rotated signing key would) and never
-//! printed: the registry's `Debug` shows how many there are, not what they are.
+//! authenticates its holder as the service account, for the audiences it names (the server's own by
+//! default), until it expires (`expirationSeconds`, ten minutes at least) or the account is deleted,
+//! or the Pod, Secret or Node it is bound to (`boundObjectRef`) is. The tokens are kept in memory
+//! only (a restart forgets them, as a rotated signing key would) and never printed: the registry's
+//! `Debug` shows how many there are, not what they are.
 
 use std::{
+    collections::BTreeMap,
     sync::Arc,
     time::{Duration, SystemTime},
 };
@@ -16,7 +19,7 @@ use serde_json::{Value, json};
 use super::subresource::Subresource;
 use super::{
     Shared,
-    issued_tokens::Issued,
+    issued_tokens::{API_AUDIENCE, BoundObject, Issued},
     random_token,
     request::{Call, parse_body},
     respond,
@@ -26,8 +29,8 @@ use crate::{
     store::meta,
 };
 
-/// The audience kube-apiserver's tokens name by default: its issuer.
-const DEFAULT_AUDIENCE: &str = "https://kubernetes.default.svc";
+/// The issuer kube-apiserver's tokens name (its `--service-account-issuer`).
+const ISSUER: &str = "https://kubernetes.default.svc";
 const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
 /// The shortest and longest lives kube-apiserver grants a token.
 const MIN_EXPIRATION_SECONDS: i64 = 600;
@@ -81,25 +84,43 @@ pub fn request_token(
             format!("Invalid value: {seconds}: may not specify a duration larger than 2^32 seconds"),
         ));
     }
-    let audiences = match request.pointer("/spec/audiences").and_then(Value::as_array) {
-        Some(list) if !list.is_empty() => Value::Array(list.clone()),
-        _ => json!([DEFAULT_AUDIENCE]),
+    let audiences: Vec<String> = request
+        .pointer("/spec/audiences")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .filter(|list: &Vec<String>| !list.is_empty())
+        .unwrap_or_else(|| vec![API_AUDIENCE.to_owned()]);
+    let bound = match request.pointer("/spec/boundObjectRef").filter(|r| !r.is_null()) {
+        Some(reference) => Some(bound_object(shared, namespace, name, reference)?),
+        None => None,
     };
     let now = SystemTime::now();
     let expires = now + Duration::from_secs(seconds.unsigned_abs());
-    let token = new_token(&account, &audiences, now, expires);
+    let jti = uuid::Uuid::new_v4().to_string();
+    let token = new_token(&account, &json!(audiences), &jti, now, expires);
+    let mut extra = BTreeMap::new();
+    extra.insert(
+        "authentication.kubernetes.io/credential-id".to_owned(),
+        vec![format!("JTI={jti}")],
+    );
+    if let Some((_, bound_extra)) = &bound {
+        extra.extend(bound_extra.clone());
+    }
     shared.service_account_tokens.issue(Issued {
         token: token.clone(),
         namespace: namespace.to_owned(),
         name: name.to_owned(),
         uid: meta::uid(&account).to_owned(),
         expires,
+        audiences: audiences.clone(),
+        bound: bound.map(|(object, _)| object),
+        extra,
     });
     request["apiVersion"] = json!("authentication.k8s.io/v1");
     request["kind"] = json!("TokenRequest");
     request["metadata"] = json!({"name": name, "namespace": namespace,
         "creationTimestamp": rfc3339(now)});
-    request["spec"]["audiences"] = audiences;
+    request["spec"]["audiences"] = json!(audiences);
     request["spec"]["expirationSeconds"] = json!(seconds);
     if request.pointer("/spec/boundObjectRef").is_none() {
         request["spec"]["boundObjectRef"] = Value::Null;
@@ -111,7 +132,7 @@ pub fn request_token(
 /// A token shaped as kube-apiserver's are (a JWT, which some clients read the expiry and subject
 /// of), whose last part is random rather than a signature: the server recognises the whole token,
 /// it does not verify it.
-fn new_token(account: &Value, audiences: &Value, now: SystemTime, expires: SystemTime) -> String {
+fn new_token(account: &Value, audiences: &Value, jti: &str, now: SystemTime, expires: SystemTime) -> String {
     let encode = |value: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string());
     let seconds = |time: SystemTime| {
         time.duration_since(SystemTime::UNIX_EPOCH)
@@ -123,7 +144,7 @@ fn new_token(account: &Value, audiences: &Value, now: SystemTime, expires: Syste
     let header = json!({"alg": "none", "typ": "JWT"});
     let claims = json!({
         "aud": audiences, "exp": seconds(expires), "iat": seconds(now), "nbf": seconds(now),
-        "iss": DEFAULT_AUDIENCE, "jti": uuid::Uuid::new_v4().to_string(),
+        "iss": ISSUER, "jti": jti,
         "sub": format!("system:serviceaccount:{namespace}:{name}"),
         "kubernetes.io": {"namespace": namespace,
             "serviceaccount": {"name": name, "uid": meta::uid(account)}},
@@ -134,6 +155,95 @@ fn new_token(account: &Value, audiences: &Value, now: SystemTime, expires: Syste
         encode(&claims),
         random_token::generate_token()
     )
+}
+
+/// The object `reference` (a TokenRequest's `boundObjectRef`) names, which the token of the service
+/// account `account` in `namespace` is bound to, with what a TokenReview reports of it; kube-apiserver's
+/// refusal when it cannot be bound: a kind other than Pod, Secret or Node, a missing object, another uid,
+/// a Pod run as another service account.
+fn bound_object(
+    shared: &Shared,
+    namespace: &str,
+    account: &str,
+    reference: &Value,
+) -> Result<(BoundObject, BTreeMap<String, Vec<String>>)> {
+    let text = |key: &str| reference.get(key).and_then(Value::as_str).unwrap_or_default();
+    let (kind, api_version, name) = (text("kind"), text("apiVersion"), text("name"));
+    let plural = match (api_version, kind) {
+        ("v1", "Pod") => "pods",
+        ("v1", "Secret") => "secrets",
+        ("v1", "Node") => "nodes",
+        _ => {
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            return Err(Error::BadRequest(format!(
+                "cannot bind token to object of type {group}/{version}, Kind={kind}"
+            )));
+        }
+    };
+    let rt = shared
+        .store
+        .resolve("", "v1", plural)
+        .ok_or(Error::UnknownResource)?;
+    let scope = if plural == "nodes" { "" } else { namespace };
+    let object = shared.store.get(&rt, scope, name)?;
+    let uid = meta::uid(&object).to_owned();
+    let mut extra = BTreeMap::new();
+    let mut note = |key: &str, value: &str| {
+        extra.insert(
+            format!("authentication.kubernetes.io/{key}"),
+            vec![value.to_owned()],
+        );
+    };
+    match plural {
+        "pods" => {
+            let runs_as = meta::str_at(&object, "/spec/serviceAccountName").unwrap_or_default();
+            if runs_as != account {
+                return Err(Error::BadRequest(format!(
+                    "cannot bind token for serviceaccount {account:?} to pod running with different serviceaccount name."
+                )));
+            }
+            note("pod-name", name);
+            note("pod-uid", &uid);
+            if let Some(node) = meta::str_at(&object, "/spec/nodeName").filter(|n| !n.is_empty()) {
+                note("node-name", node);
+                let node_uid = shared
+                    .store
+                    .resolve("", "v1", "nodes")
+                    .and_then(|nodes| shared.store.get(&nodes, "", node).ok())
+                    .map(|n| meta::uid(&n).to_owned());
+                if let Some(node_uid) = node_uid {
+                    note("node-uid", &node_uid);
+                }
+            }
+        }
+        "nodes" => {
+            note("node-name", name);
+            note("node-uid", &uid);
+        }
+        _ => {}
+    }
+    let wanted_uid = text("uid");
+    if !wanted_uid.is_empty() && wanted_uid != uid {
+        return Err(Error::Conflict {
+            subject: Subject {
+                qualified_plural: kind.to_owned(),
+                group: String::new(),
+                plural: kind.to_owned(),
+                name: name.to_owned(),
+            },
+            reason: format!(
+                "the UID in the bound object reference ({wanted_uid}) does not match the UID in record. The object might have been deleted and then recreated"
+            ),
+        });
+    }
+    Ok((
+        BoundObject {
+            plural,
+            name: name.to_owned(),
+            uid,
+        },
+        extra,
+    ))
 }
 
 fn rfc3339(time: SystemTime) -> String {

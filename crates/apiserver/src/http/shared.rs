@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{audit, auth, issued_tokens, openapi_cache};
+use super::{audit, auth, authorization_mode, issued_tokens, openapi_cache, static_users};
 use crate::store::Store;
 
 /// What every request handler shares.
@@ -28,6 +28,13 @@ pub struct Shared {
     pub flow_control: crate::flowcontrol::Classifier,
     /// The emulated controllers the store runs with.
     pub controllers: Arc<crate::emulated::Controllers>,
+    /// The users added with their own tokens ([`crate::ApiServer::add_user`]).
+    pub users: Arc<static_users::StaticUsers>,
+    /// Whether requests are authorized by RBAC, or all allowed.
+    pub authorization: authorization_mode::Authorization,
+    /// Whether the OwnerReferencesPermissionEnforcement admission plugin checks who sets owner
+    /// references ([`crate::Config::owner_reference_permissions`]).
+    pub owner_reference_permissions: bool,
 }
 
 impl Shared {
@@ -36,6 +43,7 @@ impl Shared {
         self.token.clone().map(|token| auth::Credentials {
             token,
             service_accounts: self.service_account_tokens.clone(),
+            users: self.users.clone(),
             store: self.store.clone(),
         })
     }

@@ -30,8 +30,8 @@ use tokio::net::TcpListener;
 
 /// The names the serving certificate is valid for: the loopback addresses the server listens on.
 const SERVING_NAMES: [&str; 3] = ["127.0.0.1", "::1", "localhost"];
-/// The CA's name, by which a kept CA is rebuilt from its key.
-const CA_NAME: &str = "embedded-apiserver-ca";
+/// The CA's name, by which a kept CA is rebuilt from its key (and test harnesses sign with it).
+pub const CA_NAME: &str = "embedded-apiserver-ca";
 const SERVING_NAME: &str = "embedded-apiserver";
 
 /// In a data dir: the CA certificate and key, one PEM file. Public because other programs can sign

@@ -57,7 +57,8 @@ fn name_rule(rt: &ResourceType) -> NameRule {
     match (rt.group.as_str(), rt.plural.as_str()) {
         ("", "namespaces") => NameRule::Label,
         ("", "services") => NameRule::Dns1035Label,
-        ("apiregistration.k8s.io", "apiservices") => NameRule::PathSegment,
+        // RBAC's names may hold colons (`system:basic-user`), as its validation allows.
+        ("apiregistration.k8s.io", "apiservices") | ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
         _ => NameRule::Subdomain,
     }
 }

@@ -81,6 +81,11 @@ pub async fn dev(mut args: DevArgs, shutdown: watch::Receiver<bool>) -> Result<(
     super::local_webhooks::register_admission(&client, &webhooks.endpoint, "operator-dev").await?;
 
     println!("API server: {}", server.url());
+    // Requests are authorized by RBAC; the one kubeconfig written is the administrator's.
+    println!(
+        "Kubeconfig: {} (the administrator, in system:masters; RBAC authorizes everyone else)",
+        kubeconfig.display()
+    );
     println!(
         "Webhooks: {} (conversion, defaulting, validation; under a CA made for this run)",
         webhooks.base

@@ -220,7 +220,7 @@ async fn review(
         }
         (&Method::POST, None) => {
             let manager = write_options(call, Vec::new())?.field_manager.unwrap_or_default();
-            reviews::answer(rt, parse_body(call, rt)?.0, &manager, &call.identity)
+            reviews::answer(shared, rt, parse_body(call, rt)?.0, &manager, &call.identity)
         }
         _ => Err(Error::MethodNotAllowed("a review is only created".into())),
     }

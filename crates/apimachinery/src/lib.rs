@@ -15,6 +15,7 @@
 //! - [`conversion`]: between the versions of a built-in kind served in more than one.
 //! - [`protobuf`]: the protobuf form of the built-in kinds, to and from their JSON.
 //! - [`quantity`]: resource quantities; [`quota`]: what a ResourceQuota counts and refuses.
+//! - [`meta`]: accessors for the `metadata` of objects held as JSON, which every layer above reads.
 //! - [`go_json`]: the JSON text Go writes, for messages that quote it; [`go_duration`]: Go's durations.
 //!
 //! Requirement ids (D1, P3, V2 ...) refer to docs/apiserver-requirements.md.
@@ -28,6 +29,7 @@ pub mod error;
 pub mod go_duration;
 pub mod go_json;
 pub mod json_syntax;
+pub mod meta;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

@@ -160,7 +160,7 @@ impl ApiServer {
             token: token.clone(),
             audit: audit.clone(),
             openapi: Default::default(),
-            started: store::meta::now_rfc3339(),
+            started: apimachinery::meta::now_rfc3339(),
             address: addr,
             watch_list: config.watch_list,
             service_account_tokens: Default::default(),

@@ -2,11 +2,11 @@
 //! versions, resources with subresources, scope), their namespace and object selectors and their
 //! `matchPolicy` (A2, A3).
 
-use apimachinery::{resource::ResourceType, selector::LabelSelector};
+use apimachinery::{meta, resource::ResourceType, selector::LabelSelector};
 use serde_json::Value;
 
 use super::attributes::Attributes;
-use crate::store::{Store, meta};
+use crate::store::Store;
 
 /// Mutating or validating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use apimachinery::{patch::PatchType, resource::ResourceType, stored_form};
+use apimachinery::{meta, patch::PatchType, resource::ResourceType, stored_form};
 use kube::core::admission::Operation;
 use serde_json::Value;
 
@@ -16,8 +16,7 @@ use super::{
 use crate::{
     error::{Error, Result},
     store::{
-        Create, DeleteOptions, Origin, Stage, Store, StoredObject, Update, WriteOptions, Written, meta,
-        subject,
+        Create, DeleteOptions, Origin, Stage, Store, StoredObject, Update, WriteOptions, Written, subject,
     },
     strategy::{
         create,

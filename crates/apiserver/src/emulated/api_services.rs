@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 
 use apimachinery::{
-    FieldCause,
+    FieldCause, meta,
     resource::{Origin, ResourceType},
     schema::messages,
 };
 use serde_json::{Value, json};
 
-use crate::store::{DeletePropagation, State, Store, WriteOptions, meta};
+use crate::store::{DeletePropagation, State, Store, WriteOptions};
 
 const GROUP: &str = "apiregistration.k8s.io";
 const AUTOMANAGED: &str = "kube-aggregator.kubernetes.io/automanaged";

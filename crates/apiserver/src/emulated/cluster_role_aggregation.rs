@@ -4,10 +4,10 @@
 //! ClusterRole. This is how `admin`, `edit` and `view` grow the rules of roles labelled
 //! `rbac.authorization.k8s.io/aggregate-to-edit: "true"` and the like.
 
-use apimachinery::{resource::ResourceType, selector::LabelSelector};
+use apimachinery::{meta, resource::ResourceType, selector::LabelSelector};
 use serde_json::Value;
 
-use crate::store::{State, Store, WriteOptions, meta, storage_key};
+use crate::store::{State, Store, WriteOptions, storage_key};
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 const PLURAL: &str = "clusterroles";

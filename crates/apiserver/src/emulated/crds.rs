@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use apimachinery::{FieldCause, resource::ResourceType, schema::validate_crd};
+use apimachinery::{FieldCause, meta, resource::ResourceType, schema::validate_crd};
 use serde_json::{Value, json};
 
 use crate::{
-    store::{DeletePropagation, Registry, State, Store, WriteOptions, meta, storage_key},
+    store::{DeletePropagation, Registry, State, Store, WriteOptions, storage_key},
     strategy::writes,
 };
 

@@ -26,7 +26,7 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
 };
 
-use apimachinery::{FieldCause, resource::ResourceType};
+use apimachinery::{FieldCause, meta, resource::ResourceType};
 use serde_json::Value;
 
 use services::addresses::ServiceAddresses;
@@ -35,8 +35,8 @@ pub use workloads::node::NEVER_READY_ANNOTATION;
 use crate::{
     error::{Error, Subject},
     store::{
-        DeletePropagation, Extensions, Hooks, Refusal, Registry, State, Store, StoredEvent, meta,
-        storage_key, subject,
+        DeletePropagation, Extensions, Hooks, Refusal, Registry, State, Store, StoredEvent, storage_key,
+        subject,
     },
 };
 

@@ -1,11 +1,11 @@
 //! Namespaces (L3, L4): their server-set fields, and teardown: Terminating, every object inside
 //! deleted (honouring finalizers), then the namespace itself.
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
 
 use crate::{
-    store::{DeletePropagation, State, Store, WriteOptions, meta},
+    store::{DeletePropagation, State, Store, WriteOptions},
     strategy::writes,
 };
 

@@ -12,10 +12,10 @@
 use std::collections::BTreeSet;
 
 use apimachinery::quota::{self, Evaluator, Operation};
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::Value;
 
-use crate::store::{State, Store, WriteOptions, meta};
+use crate::store::{State, Store, WriteOptions};
 
 /// How often every quota is measured again, whatever changed.
 const RESYNC_SECONDS: i64 = 30;

@@ -3,10 +3,10 @@
 //! it unless they name another, and clients (upstream's e2e framework among them) wait for it before
 //! they use a new namespace.
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
 
-use crate::store::{State, Store, WriteOptions, meta};
+use crate::store::{State, Store, WriteOptions};
 
 const NAME: &str = "default";
 

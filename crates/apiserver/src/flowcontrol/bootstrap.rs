@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use apimachinery::meta;
 use serde_json::Value;
 
 use super::{FLOW_SCHEMAS, GROUP, PRIORITY_LEVELS};
-use crate::store::{State, Store, WriteOptions, meta};
+use crate::store::{State, Store, WriteOptions};
 
 /// The field manager of kube-apiserver's configuration producer.
 const PRODUCER: &str = "api-priority-and-fairness-config-producer-v1";

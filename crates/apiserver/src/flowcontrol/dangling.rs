@@ -5,12 +5,13 @@
 
 use std::collections::HashSet;
 
+use apimachinery::meta;
 use apimachinery::patch::{self, ApplyRequest, ObjectSchema};
 use serde_json::{Value, json};
 
 use super::{FLOW_SCHEMAS, GROUP, PRIORITY_LEVELS};
 use crate::{
-    store::{State, Store, WriteOptions, meta, storage_key},
+    store::{State, Store, WriteOptions, storage_key},
     strategy::writes,
 };
 

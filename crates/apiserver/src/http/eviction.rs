@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use apimachinery::{resource::ResourceType, selector::LabelSelector};
+use apimachinery::{meta, resource::ResourceType, selector::LabelSelector};
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
@@ -23,7 +23,7 @@ use super::{
 use crate::{
     admission::{self, Change},
     error::{Error, Result, Subject},
-    store::{DeleteOptions, WriteOptions, meta},
+    store::{DeleteOptions, WriteOptions},
 };
 
 /// `pods/eviction`.

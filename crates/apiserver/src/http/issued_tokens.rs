@@ -5,10 +5,11 @@
 
 use std::{collections::BTreeMap, sync::Mutex, time::SystemTime};
 
+use apimachinery::meta;
 use subtle::ConstantTimeEq;
 
 use super::identity::Identity;
-use crate::store::{Store, meta};
+use crate::store::Store;
 
 /// The audience kube-apiserver's requests are authenticated for (its `--api-audiences`, by default
 /// its issuer), and the one its tokens name when a TokenRequest names none.

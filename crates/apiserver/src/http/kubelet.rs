@@ -3,13 +3,14 @@
 //! one: the pod must exist, a pod without a node has no logs (204) and nothing to connect to (400),
 //! and a pod on a node is refused for the node's want of an address.
 
+use apimachinery::meta;
 use axum::{body::Body, http::Method, response::Response};
 use serde_json::Value;
 
 use super::subresource::Subresource;
 use crate::{
     error::{Error, Result},
-    store::{Store, meta, subject},
+    store::{Store, subject},
 };
 
 pub const SUBRESOURCES: &[&str] = &["log", "exec", "attach", "portforward", "proxy"];

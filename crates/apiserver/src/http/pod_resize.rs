@@ -3,7 +3,7 @@
 //! as stored. Containers may not be added, removed, renamed or reordered, and the pod's
 //! quality-of-service class may not change.
 
-use apimachinery::FieldCause;
+use apimachinery::{FieldCause, meta};
 use axum::response::Response;
 use serde_json::Value;
 
@@ -13,7 +13,7 @@ use crate::{
     admission::Change,
     emulated::pods::qos_class,
     error::{Error, Result},
-    store::{WriteOptions, meta, subject},
+    store::{WriteOptions, subject},
 };
 
 /// The container lists a resize may change the resources of.

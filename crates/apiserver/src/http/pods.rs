@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
@@ -17,7 +17,7 @@ use super::{
 use crate::{
     admission::{self, Change},
     error::{Error, Result, Subject},
-    store::{WriteOptions, meta},
+    store::WriteOptions,
 };
 
 /// What a request to a subresource that writes part of a pod asks: the pod to read (GET), or the

@@ -3,13 +3,14 @@
 //! what kube-apiserver answers when there is nowhere to forward to: a Service without endpoints is
 //! unavailable (503), and a node without an address cannot be reached.
 
+use apimachinery::meta;
 use axum::{http::Method, response::Response};
 use serde_json::Value;
 
 use super::subresource::Subresource;
 use crate::{
     error::{Error, Result},
-    store::{Store, meta, subject},
+    store::{Store, subject},
 };
 
 /// The target a proxy path names: `name`, `name:port` or `scheme:name:port`.

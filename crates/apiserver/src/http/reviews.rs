@@ -46,7 +46,7 @@ pub fn answer(
             // kube-apiserver records the create's managedFields before the review is answered, and
             // an access review answers with the object it was sent; the other reviews answer with
             // objects of their own, which carry none.
-            let now = crate::store::meta::now_rfc3339();
+            let now = apimachinery::meta::now_rfc3339();
             let write = UpdateWrite {
                 manager,
                 subresource: None,
@@ -77,7 +77,7 @@ pub fn answer(
         }
         _ => {
             // A SelfSubjectReview is stamped with the time it was answered.
-            review["metadata"] = json!({"creationTimestamp": crate::store::meta::now_rfc3339()});
+            review["metadata"] = json!({"creationTimestamp": apimachinery::meta::now_rfc3339()});
             json!({"userInfo": user_info(identity)})
         }
     };

@@ -11,7 +11,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use apimachinery::{FieldCause, resource::ResourceType};
+use apimachinery::{FieldCause, meta, resource::ResourceType};
 use axum::{http::Method, response::Response};
 use base64::Engine;
 use serde_json::{Value, json};
@@ -24,10 +24,7 @@ use super::{
     request::{Call, parse_body},
     respond,
 };
-use crate::{
-    error::{Error, Result, Subject},
-    store::meta,
-};
+use crate::error::{Error, Result, Subject};
 
 /// The issuer kube-apiserver's tokens name (its `--service-account-issuer`).
 const ISSUER: &str = "https://kubernetes.default.svc";

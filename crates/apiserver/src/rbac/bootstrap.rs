@@ -11,9 +11,10 @@
 
 use std::sync::Arc;
 
+use apimachinery::meta;
 use serde_json::{Map, Value};
 
-use crate::store::{State, Store, WriteOptions, meta};
+use crate::store::{State, Store, WriteOptions};
 
 const POLICY: &str = include_str!("bootstrap-policy.json");
 const GROUP: &str = "rbac.authorization.k8s.io";

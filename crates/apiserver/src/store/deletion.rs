@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use apimachinery::{resource::ResourceType, stored_form};
+use apimachinery::{meta, resource::ResourceType, stored_form};
 use serde_json::{Value, json};
 
-use super::{DeleteOptions, DeletePropagation as Propagation, State, Store, meta, storage_key, subject};
+use super::{DeleteOptions, DeletePropagation as Propagation, State, Store, storage_key, subject};
 use crate::error::{Error, Result, Subject};
 
 impl Store {

@@ -13,7 +13,6 @@ mod extensions;
 pub(crate) mod generated_name;
 mod history;
 mod hooks;
-pub mod meta;
 mod object;
 mod options;
 mod owners;

@@ -4,9 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use apimachinery::meta;
 use serde_json::Value;
-
-use super::meta;
 
 /// Where an object is stored: storage key, namespace ("" when cluster-scoped), name.
 pub(crate) type ObjectKey = (String, String, String);

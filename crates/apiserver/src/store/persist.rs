@@ -30,13 +30,11 @@ use std::{
     thread::JoinHandle,
 };
 
+use apimachinery::meta;
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde_json::Value;
 
-use super::{
-    event::{EventType, StoredEvent},
-    meta,
-};
+use super::event::{EventType, StoredEvent};
 
 /// Storage key, namespace ("" when cluster-scoped), name -> the object as JSON.
 const OBJECTS: TableDefinition<(&str, &str, &str), &[u8]> = TableDefinition::new("objects");

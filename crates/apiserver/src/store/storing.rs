@@ -3,10 +3,10 @@
 
 use std::sync::OnceLock;
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
 
-use super::{EventType, State, Store, StoredEvent, meta, object::StoredObject, storage_key};
+use super::{EventType, State, Store, StoredEvent, object::StoredObject, storage_key};
 
 impl Store {
     pub(crate) fn stored(

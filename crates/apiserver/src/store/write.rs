@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use apimachinery::{resource::ResourceType, stored_form};
+use apimachinery::{meta, resource::ResourceType, stored_form};
 use serde_json::Value;
 
-use super::{Refusal, State, Store, StoredObject, WriteOptions, Written, meta, subject};
+use super::{Refusal, State, Store, StoredObject, WriteOptions, Written, subject};
 use crate::error::{Error, Result};
 
 /// A create ready to commit: the object as it will be stored, and the Warning texts of its request.

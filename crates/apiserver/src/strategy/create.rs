@@ -3,13 +3,13 @@
 //! recorded), what mutating webhooks see. [`finish`]: decoded again when a webhook changed it,
 //! validated, and given the identity the server sets (uid, creation time, generation).
 
-use apimachinery::{resource::ResourceType, stored_form};
+use apimachinery::{meta, resource::ResourceType, stored_form};
 use serde_json::{Value, json};
 
 use super::{decode, managed_fields, server_fields, validate};
 use crate::{
     error::{Error, Result},
-    store::{Create, WriteOptions, generated_name, meta},
+    store::{Create, WriteOptions, generated_name},
 };
 
 /// The first stage of a create of `object` in `namespace`.

@@ -2,13 +2,13 @@
 //! then pruned of unknown fields (warned of or refused, as `fieldValidation` says), decoded into a
 //! built-in kind's Go type, and defaulted. Validation comes later, after mutating admission.
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::Value;
 
 use super::typed;
 use crate::{
     error::{Error, Result},
-    store::{FieldValidation, WriteOptions, meta},
+    store::{FieldValidation, WriteOptions},
 };
 
 /// `object` pruned, decoded and defaulted as `rt`'s objects are stored, with the Warning texts of its

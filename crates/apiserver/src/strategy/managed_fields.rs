@@ -1,10 +1,8 @@
 //! The managedFields entry a write records: an `Update` by its field manager, over the type of the
 //! object as managedFields see it.
 
-use apimachinery::{patch, resource::ResourceType};
+use apimachinery::{meta, patch, resource::ResourceType};
 use serde_json::Value;
-
-use crate::store::meta;
 
 /// Records a write in `new`'s managedFields as an Update by `manager`, by the type of `rt`'s objects.
 pub(crate) fn record_update(

@@ -2,6 +2,7 @@
 //! Each comes to an update (or a create) of the patched object, whose stages follow.
 
 use apimachinery::{
+    meta,
     patch::{self, ApplyRequest, PatchType},
     protobuf::GoType,
     resource::ResourceType,
@@ -15,7 +16,7 @@ use super::{
 };
 use crate::{
     error::{Error, Result},
-    store::{FieldValidation, WriteOptions, meta, subject},
+    store::{FieldValidation, WriteOptions, subject},
 };
 
 /// The options of a write whose managedFields server-side apply has already recorded (as an `Apply`

@@ -2,10 +2,8 @@
 //! `metadata.generation`, what a write cannot change of the stored metadata, and what a `/status`
 //! write takes besides the status.
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
-
-use crate::store::meta;
 
 /// Whether `metadata.generation` counts changes to the spec of `rt`'s objects. The real server keeps it
 /// for custom resources, CRDs, the workload kinds and the policies whose status says which generation

@@ -3,13 +3,13 @@
 //! and defaulted, the generation counted, the managedFields entry recorded), what mutating webhooks
 //! see. [`finish`]: decoded again when a webhook changed it, and validated against the current object.
 
-use apimachinery::{resource::ResourceType, stored_form};
+use apimachinery::{meta, resource::ResourceType, stored_form};
 use serde_json::{Value, json};
 
 use super::{decode, managed_fields, server_fields, validate};
 use crate::{
     error::{Error, Result},
-    store::{WriteOptions, meta, subject},
+    store::{WriteOptions, subject},
 };
 
 /// What an update request must say of itself before anything is prepared: the name and namespace of

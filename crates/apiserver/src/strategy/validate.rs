@@ -3,16 +3,13 @@
 //! shares (V5), and what no update may do to an object being deleted.
 
 use apimachinery::{
-    FieldCause,
+    FieldCause, meta,
     resource::ResourceType,
     validation::{NameRule, validate_metadata},
 };
 use serde_json::Value;
 
-use crate::{
-    error::{Error, Result},
-    store::meta,
-};
+use crate::error::{Error, Result};
 
 /// Validates `object`, written over `old` (none: created), or says 422 with every cause.
 pub fn validate(rt: &ResourceType, name: &str, object: &Value, old: Option<&Value>) -> Result<()> {

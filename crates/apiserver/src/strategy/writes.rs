@@ -49,7 +49,7 @@ pub fn create(
     object: Value,
     options: &WriteOptions,
 ) -> Result<Written> {
-    store.admit_into_namespace(rt, namespace, crate::store::meta::name(&object))?;
+    store.admit_into_namespace(rt, namespace, apimachinery::meta::name(&object))?;
     let prepared = prepared_create(store, rt, namespace, object, options)?;
     counted(store, store.commit_create_now(rt, prepared, options))
 }
@@ -65,7 +65,7 @@ pub fn create_locked(
 ) -> Result<Written> {
     // Before the name is generated, so that a refusal reads the same however often it is met (a
     // ReplicaSet's FailedCreate condition in a terminating namespace stays as it was).
-    store.admit_into_namespace_locked(state, rt, namespace, crate::store::meta::name(&object))?;
+    store.admit_into_namespace_locked(state, rt, namespace, apimachinery::meta::name(&object))?;
     let prepared = prepared_create(store, rt, namespace, object, options)?;
     counted(store, store.commit_create(state, rt, prepared, options))
 }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use apimachinery::meta;
 use apimachinery::resource::{Origin, ResourceType};
 use kube::core::{
     TypeMeta,
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use super::{client, endpoint};
 use crate::{
     error::{Error, Result},
-    store::{Store, meta},
+    store::Store,
 };
 
 /// How long a conversion webhook may take: kube-apiserver's fixed 30 s.

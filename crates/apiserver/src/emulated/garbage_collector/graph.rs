@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::Value;
 
 use super::FOREGROUND_DELETION;
-use crate::store::{State, meta, storage_key};
+use crate::store::{State, storage_key};
 
 /// An object where the store keeps it: (type, namespace, name, object).
 pub(super) type Located = (Arc<ResourceType>, String, String, Value);

@@ -39,7 +39,7 @@
 
 mod graph;
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
 
 use self::graph::{
@@ -48,7 +48,7 @@ use self::graph::{
 };
 use super::work_list::WorkList;
 use crate::{
-    store::{DeletePropagation, State, Store, meta, storage_key},
+    store::{DeletePropagation, State, Store, storage_key},
     strategy::record_update,
 };
 

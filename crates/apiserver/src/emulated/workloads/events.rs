@@ -1,10 +1,11 @@
 //! Events as kube-controller-manager's controllers record them: core Events named after the object
 //! and the time in nanoseconds, from a source component, counted once (client-go's recorder).
 
+use apimachinery::meta;
 use serde_json::{Value, json};
 
 use super::objects::{self, Component, Kind};
-use crate::store::{State, Store, meta};
+use crate::store::{State, Store};
 
 /// The components that report, as their Events' `source.component` and `reportingComponent` say.
 #[derive(Debug, Clone, Copy)]

@@ -25,10 +25,10 @@ pub(crate) mod readiness;
 pub(crate) mod replica_sets;
 pub(crate) mod templates;
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::Value;
 
-use crate::store::{State, Store, meta};
+use crate::store::{State, Store};
 use objects::Kind;
 pub(crate) use queue::Queue;
 

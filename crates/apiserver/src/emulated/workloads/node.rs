@@ -13,13 +13,14 @@
 
 use std::net::Ipv4Addr;
 
+use apimachinery::meta;
 use serde_json::{Map, Value, json};
 
 use super::{
     events::{self, Source},
     objects::{self, Component, Kind},
 };
-use crate::store::{State, Store, meta};
+use crate::store::{State, Store};
 
 /// Set to `"true"` on a Pod, or on the ReplicaSet or Deployment above it (a Deployment's annotations
 /// reach its ReplicaSets), to keep its containers unready, as a readiness probe that never passes

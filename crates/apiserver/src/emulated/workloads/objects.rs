@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use apimachinery::resource::ResourceType;
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::Value;
 
-use crate::store::{DeletePropagation, State, Store, WriteOptions, meta};
+use crate::store::{DeletePropagation, State, Store, WriteOptions};
 
 /// The kinds the controllers read and write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

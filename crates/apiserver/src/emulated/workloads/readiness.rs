@@ -1,9 +1,8 @@
 //! What the controllers read off a Pod: whether it still counts (active), whether it is ready, and
 //! whether it has been ready long enough to be available.
 
+use apimachinery::meta;
 use serde_json::Value;
-
-use crate::store::meta;
 
 /// A Pod that is neither finished (Succeeded, Failed) nor being deleted.
 pub(crate) fn is_active(pod: &Value) -> bool {

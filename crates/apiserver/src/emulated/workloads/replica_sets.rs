@@ -3,6 +3,7 @@
 //! and the status counted from them: replicas, fully labeled, ready and available replicas, the
 //! generation observed, and a `ReplicaFailure` condition while Pods cannot be made.
 
+use apimachinery::meta;
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -12,7 +13,7 @@ use super::{
     readiness::{self, Availability},
     templates,
 };
-use crate::store::{State, Store, meta};
+use crate::store::{State, Store};
 
 /// The kind's type, and who records its Events: a ReplicationController is kept by the replication
 /// manager, the ReplicaSet controller under another name.

@@ -2,10 +2,9 @@
 //! names a Deployment's ReplicaSets, template comparison that ignores it, the Pods a ReplicaSet makes,
 //! and a rolling update's surge and unavailability resolved against the replica count.
 
+use apimachinery::meta;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-
-use crate::store::meta;
 
 /// The label that tells a Deployment's ReplicaSets (and their Pods) apart.
 pub(crate) const POD_TEMPLATE_HASH: &str = "pod-template-hash";

@@ -2,6 +2,7 @@
 //! client asked; a deleted object or the `Success` Status.
 
 use apimachinery::{
+    meta,
     resource::{Origin, ResourceType},
     table::{Printer, in_version, render_table},
 };
@@ -12,7 +13,7 @@ use super::super::{
     request::{Call, include_object},
     respond::{self, Representation},
 };
-use crate::{error::Result, store::meta};
+use crate::error::Result;
 
 pub fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Result<Response> {
     if respond::negotiate(&call.accept) == Representation::Table {

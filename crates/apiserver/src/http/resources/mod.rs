@@ -9,7 +9,7 @@ mod verbs;
 
 use std::sync::Arc;
 
-use apimachinery::{resource::ResourceType, table::has_table_convertor};
+use apimachinery::{meta, resource::ResourceType, table::has_table_convertor};
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
@@ -26,7 +26,6 @@ use super::{
 use crate::{
     admission,
     error::{Error, Result},
-    store::meta,
 };
 use answers::{list_body, represent_one, shaped_list, table};
 use verbs::Verb;

@@ -7,6 +7,7 @@
 mod rollout;
 mod status;
 
+use apimachinery::meta;
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -14,7 +15,7 @@ use super::{
     objects::{self, Component, Kind, int_at},
     templates,
 };
-use crate::store::{State, Store, meta};
+use crate::store::{State, Store};
 
 const KIND: (&str, &str) = ("apps/v1", "Deployment");
 

@@ -3,15 +3,13 @@
 //! scaling of every active ReplicaSet when the replica count changes mid-rollout or while paused, and
 //! the clean-up of old ReplicaSets beyond `revisionHistoryLimit`.
 
+use apimachinery::meta;
 use serde_json::Value;
 
 use super::{MAX_REPLICAS, Pass, Split, annotation, replicas, revision};
-use crate::{
-    emulated::workloads::{
-        objects::{self, Kind, int_at},
-        readiness,
-    },
-    store::meta,
+use crate::emulated::workloads::{
+    objects::{self, Kind, int_at},
+    readiness,
 };
 
 fn available(replica_set: &Value) -> i64 {

@@ -3,13 +3,11 @@
 //! the rollout complete, or no progress within `progressDeadlineSeconds`), with upstream's reasons
 //! and messages.
 
+use apimachinery::meta;
 use serde_json::{Map, Value, json};
 
 use super::{Pass, Split, replicas};
-use crate::{
-    emulated::workloads::objects::{Kind, int_at},
-    store::meta,
-};
+use crate::emulated::workloads::objects::{Kind, int_at};
 
 pub(super) fn condition<'v>(deployment: &'v Value, kind: &str) -> Option<&'v Value> {
     deployment

@@ -1,11 +1,13 @@
-//! Small accessors for `metadata` fields of objects held as JSON.
+//! Small accessors for the `metadata` of objects held as JSON, for every layer of the embedded server.
 
 use serde_json::{Map, Value, json};
 
+/// The string at JSON `pointer` in `object`, if there is one.
 pub fn str_at<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
     object.pointer(pointer).and_then(Value::as_str)
 }
 
+/// `metadata.name`; "" when absent.
 pub fn name(object: &Value) -> &str {
     str_at(object, "/metadata/name").unwrap_or("")
 }
@@ -15,20 +17,24 @@ pub fn namespace(object: &Value) -> &str {
     str_at(object, "/metadata/namespace").unwrap_or("")
 }
 
+/// `metadata.uid`; "" when absent.
 pub fn uid(object: &Value) -> &str {
     str_at(object, "/metadata/uid").unwrap_or("")
 }
 
+/// `metadata.resourceVersion`, when set and not empty.
 pub fn resource_version(object: &Value) -> Option<&str> {
     str_at(object, "/metadata/resourceVersion").filter(|rv| !rv.is_empty())
 }
 
+/// Whether `metadata.deletionTimestamp` is set: the object is being deleted.
 pub fn is_deleting(object: &Value) -> bool {
     object
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null())
 }
 
+/// `metadata.finalizers`, empty when absent.
 pub fn finalizers(object: &Value) -> Vec<String> {
     strings_at(object, "/metadata/finalizers")
 }
@@ -46,6 +52,7 @@ pub fn strings_at(object: &Value, pointer: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Sets `metadata.finalizers`, removing the field when the list is empty (as Go's `omitempty`).
 pub fn set_finalizers(object: &mut Value, finalizers: &[String]) {
     let metadata = metadata_mut(object);
     if finalizers.is_empty() {
@@ -55,6 +62,7 @@ pub fn set_finalizers(object: &mut Value, finalizers: &[String]) {
     }
 }
 
+/// `metadata.generation`; 0 when absent.
 pub fn generation(object: &Value) -> i64 {
     object
         .pointer("/metadata/generation")
@@ -116,6 +124,7 @@ pub fn spec_part(object: &Value) -> Value {
     copy
 }
 
+/// The current time as Kubernetes writes timestamps: RFC 3339 in UTC, whole seconds.
 pub fn now_rfc3339() -> String {
     jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }

@@ -33,6 +33,7 @@ mod resources;
 pub mod respond;
 pub(crate) mod reviews;
 mod scale;
+mod sent_object;
 mod service_account_tokens;
 mod shared;
 pub mod static_users;

@@ -9,15 +9,14 @@
 //! update's body, or a merge or apply patch's (whose `ownerReferences`, when present, replace the
 //! stored ones). A JSON patch or a protobuf body is not read and passes unchecked.
 
-use axum::{body::Body, extract::Request, http::header, middleware::Next, response::Response};
+use axum::{extract::Request, middleware::Next, response::Response};
 use serde_json::Value;
 
 use super::{
     Shared,
     audit::{ResourceAttributes, Verb},
     authorization::{self, Action, PRIVILEGED_GROUP, Requester},
-    rbac_escalation::sent_object,
-    respond,
+    sent_object,
 };
 use crate::error::{Error, Subject};
 
@@ -31,8 +30,8 @@ pub(super) fn applies(shared: &Shared, attributes: &ResourceAttributes, requeste
         && !requester.groups.iter().any(|g| g == PRIVILEGED_GROUP)
 }
 
-/// Reads the request's body, refuses the write with 403 when it sets owner references its sender may
-/// not, otherwise passes the request on with its body.
+/// Refuses the write with 403 when the object it sends sets owner references its sender may not,
+/// otherwise passes the request on with its body.
 pub(super) async fn check(
     shared: &Shared,
     requester: &Requester,
@@ -40,22 +39,10 @@ pub(super) async fn check(
     request: Request,
     next: Next,
 ) -> Response {
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, shared.max_body_bytes).await else {
-        return respond::error(&Error::TooLarge(shared.max_body_bytes));
-    };
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    // What does not decode is left to the handler, which answers it with its own 400.
-    if let Some(sent) = sent_object(content_type, &bytes)
-        && let Err(error) = confirm_permitted(shared, requester, attributes, &sent)
-    {
-        return respond::error(&error);
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    sent_object::confirmed(shared, request, next, |sent| {
+        confirm_permitted(shared, requester, attributes, sent)
+    })
+    .await
 }
 
 fn confirm_permitted(

@@ -10,14 +10,14 @@
 
 use std::collections::BTreeSet;
 
-use axum::{body::Body, extract::Request, http::header, middleware::Next, response::Response};
+use axum::{extract::Request, middleware::Next, response::Response};
 use serde_json::{Value, json};
 
 use super::{
     Shared,
     audit::{ResourceAttributes, Verb},
     authorization::{self, Action, PRIVILEGED_GROUP, Requester},
-    respond,
+    sent_object,
 };
 use crate::error::{Error, Subject};
 
@@ -36,8 +36,8 @@ pub(super) fn applies(attributes: &ResourceAttributes, requester: &Requester) ->
         && !requester.groups.iter().any(|g| g == PRIVILEGED_GROUP)
 }
 
-/// Reads the request's body, refuses the write with 403 when it would grant more than `requester`
-/// holds, otherwise passes the request on with its body.
+/// Refuses the write with 403 when the object it sends would grant more than `requester` holds,
+/// otherwise passes the request on with its body.
 pub(super) async fn check(
     shared: &Shared,
     requester: &Requester,
@@ -45,35 +45,10 @@ pub(super) async fn check(
     request: Request,
     next: Next,
 ) -> Response {
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, shared.max_body_bytes).await else {
-        return respond::error(&Error::TooLarge(shared.max_body_bytes));
-    };
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    // What does not decode is left to the handler, which answers it with its own 400.
-    if let Some(sent) = sent_object(content_type, &bytes)
-        && let Err(error) = confirm_no_escalation(shared, requester, attributes, &sent)
-    {
-        return respond::error(&error);
-    }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
-}
-
-/// The object a request body of `content_type` sends (JSON or YAML); `None` for protobuf, a JSON
-/// patch's list of operations, or what does not decode.
-pub(super) fn sent_object(content_type: &str, bytes: &[u8]) -> Option<Value> {
-    let sent: Option<Value> = if content_type.contains("yaml") {
-        serde_yaml::from_slice(bytes).ok()
-    } else if content_type.contains("protobuf") {
-        None
-    } else {
-        serde_json::from_slice(bytes).ok()
-    };
-    sent.filter(Value::is_object)
+    sent_object::confirmed(shared, request, next, |sent| {
+        confirm_no_escalation(shared, requester, attributes, sent)
+    })
+    .await
 }
 
 fn confirm_no_escalation(

@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use tokio_rustls::rustls::RootCertStore;
+use tokio_rustls::rustls::{
+    RootCertStore,
+    pki_types::{CertificateDer, pem::PemObject},
+};
 
-use super::tls::certificates;
 use crate::{Error, Result};
 
 /// libpq's value for the operating system's store.
@@ -85,6 +87,22 @@ fn system_roots() -> Result<RootCertStore> {
         )));
     }
     Ok(roots)
+}
+
+/// The PEM certificates of the file at `path` (a CA bundle, a client certificate's chain); an error
+/// naming the file when it cannot be read or holds none.
+pub(super) fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+    let unreadable = |e: &dyn std::fmt::Display| {
+        Error::Config(format!("cannot read the certificates of {}: {e}", path.display()))
+    };
+    let certificates = CertificateDer::pem_file_iter(path)
+        .map_err(|e| unreadable(&e))?
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| unreadable(&e))?;
+    if certificates.is_empty() {
+        return Err(unreadable(&"no PEM certificate in it"));
+    }
+    Ok(certificates)
 }
 
 #[cfg(test)]

@@ -3,22 +3,18 @@
 //! certificate (a mounted Secret or ConfigMap) are read again for each new connection, so that a
 //! renewed certificate is used without a restart.
 
-use std::{
-    path::{Path, PathBuf},
-    str::FromStr,
-    sync::Arc,
-};
+use std::{path::PathBuf, str::FromStr, sync::Arc};
 
 use tokio_postgres::{Socket, tls::MakeTlsConnect};
 use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_rustls::rustls::{
     self, AlertDescription, CertificateError, ClientConfig,
     client::WebPkiServerVerifier,
-    pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject},
+    pki_types::{PrivateKeyDer, pem::PemObject},
 };
 
 use super::{
-    root_certificates::RootCertificates,
+    root_certificates::{RootCertificates, certificates},
     server_verifiers::{AnyServerCertificate, ChainOnly},
 };
 use crate::{Error, Result};
@@ -198,20 +194,6 @@ impl TlsSettings {
             _ => Ok(builder.with_no_client_auth()),
         }
     }
-}
-
-pub(super) fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
-    let unreadable = |e: &dyn std::fmt::Display| {
-        Error::Config(format!("cannot read the certificates of {}: {e}", path.display()))
-    };
-    let certificates = CertificateDer::pem_file_iter(path)
-        .map_err(|e| unreadable(&e))?
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| unreadable(&e))?;
-    if certificates.is_empty() {
-        return Err(unreadable(&"no PEM certificate in it"));
-    }
-    Ok(certificates)
 }
 
 /// tokio-postgres' TLS connector, built for each connection from the files as they are then (a

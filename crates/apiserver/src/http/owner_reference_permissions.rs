@@ -9,14 +9,12 @@
 //! update's body, or a merge or apply patch's (whose `ownerReferences`, when present, replace the
 //! stored ones). A JSON patch or a protobuf body is not read and passes unchecked.
 
-use axum::{extract::Request, middleware::Next, response::Response};
 use serde_json::Value;
 
 use super::{
     Shared,
     audit::{ResourceAttributes, Verb},
     authorization::{self, Action, PRIVILEGED_GROUP, Requester},
-    sent_object,
 };
 use crate::error::{Error, Subject};
 
@@ -30,22 +28,8 @@ pub(super) fn applies(shared: &Shared, attributes: &ResourceAttributes, requeste
         && !requester.groups.iter().any(|g| g == PRIVILEGED_GROUP)
 }
 
-/// Refuses the write with 403 when the object it sends sets owner references its sender may not,
-/// otherwise passes the request on with its body.
-pub(super) async fn check(
-    shared: &Shared,
-    requester: &Requester,
-    attributes: &ResourceAttributes,
-    request: Request,
-    next: Next,
-) -> Response {
-    sent_object::confirmed(shared, request, next, |sent| {
-        confirm_permitted(shared, requester, attributes, sent)
-    })
-    .await
-}
-
-fn confirm_permitted(
+/// Refuses (403) an object sent by `requester` that sets owner references its sender may not.
+pub(super) fn confirm_permitted(
     shared: &Shared,
     requester: &Requester,
     attributes: &ResourceAttributes,

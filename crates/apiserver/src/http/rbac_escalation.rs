@@ -10,14 +10,12 @@
 
 use std::collections::BTreeSet;
 
-use axum::{extract::Request, middleware::Next, response::Response};
 use serde_json::{Value, json};
 
 use super::{
     Shared,
     audit::{ResourceAttributes, Verb},
     authorization::{self, Action, PRIVILEGED_GROUP, Requester},
-    sent_object,
 };
 use crate::error::{Error, Subject};
 
@@ -36,22 +34,8 @@ pub(super) fn applies(attributes: &ResourceAttributes, requester: &Requester) ->
         && !requester.groups.iter().any(|g| g == PRIVILEGED_GROUP)
 }
 
-/// Refuses the write with 403 when the object it sends would grant more than `requester` holds,
-/// otherwise passes the request on with its body.
-pub(super) async fn check(
-    shared: &Shared,
-    requester: &Requester,
-    attributes: &ResourceAttributes,
-    request: Request,
-    next: Next,
-) -> Response {
-    sent_object::confirmed(shared, request, next, |sent| {
-        confirm_no_escalation(shared, requester, attributes, sent)
-    })
-    .await
-}
-
-fn confirm_no_escalation(
+/// Refuses (403) an object sent by `requester` that would grant more than `requester` holds.
+pub(super) fn confirm_no_escalation(
     shared: &Shared,
     requester: &Requester,
     attributes: &ResourceAttributes,

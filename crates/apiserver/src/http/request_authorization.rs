@@ -23,7 +23,7 @@ use super::{
     authorization::{self, Action, Requester},
     authorization_mode::Authorization,
     identity::Identity,
-    owner_reference_permissions, rbac_escalation, respond,
+    owner_reference_permissions, rbac_escalation, respond, sent_object,
 };
 use crate::error::{Error, Subject};
 
@@ -56,12 +56,18 @@ pub async fn authorize(State(shared): State<Arc<Shared>>, request: Request, next
     }
     match attributes {
         Attributes::Resource(attributes) if rbac_escalation::applies(&attributes, &requester) => {
-            rbac_escalation::check(&shared, &requester, &attributes, request, next).await
+            sent_object::confirmed(&shared, request, next, |sent| {
+                rbac_escalation::confirm_no_escalation(&shared, &requester, &attributes, sent)
+            })
+            .await
         }
         Attributes::Resource(attributes)
             if owner_reference_permissions::applies(&shared, &attributes, &requester) =>
         {
-            owner_reference_permissions::check(&shared, &requester, &attributes, request, next).await
+            sent_object::confirmed(&shared, request, next, |sent| {
+                owner_reference_permissions::confirm_permitted(&shared, &requester, &attributes, sent)
+            })
+            .await
         }
         _ => next.run(request).await,
     }

@@ -35,7 +35,14 @@ if runs embedded || runs cluster; then
 fi
 
 status=0
-nextest() { phase "nextest $1" cargo nextest run --workspace --no-fail-fast --profile "$@" || status=1; }
+target=${CARGO_TARGET_DIR:-target}
+# A failed run names its failed tests, with the line each panicked with, again at the end of the log
+# (from the JUnit report every profile writes, .config/nextest.toml).
+nextest() {
+  phase "nextest $1" cargo nextest run --workspace --no-fail-fast --profile "$@" && return 0
+  status=1
+  python3 scripts/failed-tests.py "$target/nextest/$1/junit.xml" | phase_excerpt "nextest $1 failed:"
+}
 case $tiers in
   all | both) nextest default ;;
   embedded | real) nextest "$tiers" ;;
@@ -43,11 +50,11 @@ esac
 # kube-envtest as another project builds it: no Go on PATH, offline; then from its packages, with the
 # example project built and tested against them (cargo test: it is no workspace member).
 no_go_build() { phase no-go-build bash scripts/no-go-build.sh --no-fail-fast || status=1; }
-package_check() { phase "package-check${1:-}" bash scripts/package-check.sh --no-fail-fast; }
+package_check=(bash scripts/package-check.sh --no-fail-fast)
 # With the cluster tier, package-check runs beside its deployed tests and no-go-build after them (below).
 if runs embedded && ! runs cluster; then
   no_go_build
-  package_check || status=1
+  phase package-check "${package_check[@]}" || status=1
 fi
 
 # At the end, whatever happened: what runs in the background waited for, the cluster stopped (the
@@ -59,9 +66,25 @@ finish() {
   phase_summary
 }
 trap finish EXIT
-# Runs its arguments in the background at the lowest CPU priority, beside tests that mostly wait (on
-# the node, on timers): the builds take the CPU those tests leave, and never slow them down.
-beside() { ( renice -n 19 -p "$BASHPID" >/dev/null || true; "$@" ) & }
+# `beside NAME COMMAND...` runs the phase in the background at the lowest CPU priority, beside tests
+# that mostly wait (on the node, on timers): the builds take the CPU those tests leave, and never slow
+# them down. Its output goes to a file of its own rather than into the tests' (target/logs/); if it
+# fails, the whole file is printed, and its error lines are kept for the end of the log.
+beside() {
+  local name=$1 log
+  shift
+  mkdir -p "$target/logs"
+  log="$target/logs/$(printf '%s' "$name" | tr -cs 'a-z0-9' '-' | sed 's/-$//').log"
+  (
+    renice -n 19 -p "$BASHPID" >/dev/null || true
+    phase "$name" "$@" >"$log" 2>&1 && { grep '^phase: ' "$log" >&2; exit 0; }
+    failed=$?
+    cat "$log" >&2
+    { grep -E 'error|panicked|FAIL|failed|No space|Killed|signal' "$log" || true; } | tail -n 20 |
+      phase_excerpt "$name failed; the lines of its log that say why (all of it above):"
+    exit "$failed"
+  ) &
+}
 if runs cluster; then
   # The node's own images, then the node.
   phase "images node" bash testenv/cluster/images.sh node
@@ -73,14 +96,14 @@ if runs cluster; then
   # The operator's image (`make docker-build`: minutes of a release build whose whole-program LTO links
   # on one core) builds beside the first tests, which run the operator as processes; it is imported
   # into the node as it is saved.
-  beside phase "images operator (beside)" bash testenv/cluster/images.sh operator
+  beside "images operator (beside)" bash testenv/cluster/images.sh operator
   operator_image=$!
   nextest cluster
   # package-check builds in a target directory of its own (cargo's lock on the workspace's is not
   # taken), beside the deployed tests; no-go-build, in the workspace's, after them.
   checks=""
   if runs embedded; then
-    beside package_check " (beside)"
+    beside "package-check (beside)" "${package_check[@]}"
     checks=$!
   fi
   # The tests that deploy the operator, one at a time: mostly waiting on the node.

@@ -1,7 +1,8 @@
 //! Users other than the administrator ([`Environment::add_user`]), authorized by RBAC as
 //! kube-apiserver authorizes them: what a binding grants and nothing more, refusals with
 //! kube-apiserver's 403 message, a CRD's editor role aggregated into `edit`, the administrator
-//! (`system:masters`) allowed everything, and RBAC switched off where a test asks.
+//! (`system:masters`) allowed everything, RBAC switched off where a test asks, and
+//! OwnerReferencesPermissionEnforcement switched on where a test asks.
 
 use k8s_openapi::api::{
     core::v1::{ConfigMap, Namespace, Secret},
@@ -233,4 +234,83 @@ async fn with_authorization_off_every_user_may_do_everything() {
 async fn a_server_without_authentication_has_no_users() {
     let env = Environment::builder().plain_http().start().await.unwrap();
     assert!(matches!(env.add_user("alice", &[]), Err(Error::NoUsers)));
+}
+
+/// A ConfigMap owned by the ConfigMap `owner`, which blocks the owner's deletion in the foreground.
+fn config_map_blocking(name: &str, owner: &ConfigMap) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {
+            "name": name,
+            "ownerReferences": [{
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "name": owner.metadata.name, "uid": owner.metadata.uid,
+                "blockOwnerDeletion": true,
+            }],
+        },
+    }))
+    .unwrap()
+}
+
+/// A user who may create and read ConfigMaps in `default` (the ClusterRole `edit` grants no
+/// `configmaps/finalizers`), and the owner their ConfigMap will name.
+async fn editor_and_owner(env: &Environment) -> (Api<ConfigMap>, ConfigMap) {
+    bind_in_default(&env.client(), "carol", "edit").await;
+    let owner = Api::<ConfigMap>::default_namespaced(env.client())
+        .create(&PostParams::default(), &config_map("owner"))
+        .await
+        .unwrap();
+    let carol = env.add_user("carol", &[]).unwrap();
+    (Api::default_namespaced(carol), owner)
+}
+
+#[tokio::test]
+async fn with_owner_reference_permissions_blocking_an_owners_deletion_takes_its_finalizers() {
+    let env = Environment::builder()
+        .owner_reference_permissions(true)
+        .start()
+        .await
+        .unwrap();
+    let (config_maps, owner) = editor_and_owner(&env).await;
+    match config_maps
+        .create(&PostParams::default(), &config_map_blocking("dependent", &owner))
+        .await
+    {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 403, "{status:?}");
+            assert!(
+                status.message.contains(
+                    "cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on"
+                ),
+                "{status:?}"
+            );
+        }
+        other => panic!("expected 403 Forbidden, got {other:?}"),
+    }
+    // Granted the owner's finalizers, the same user may block its deletion.
+    let finalizers: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "configmap-finalizers"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps/finalizers"], "verbs": ["update"]}],
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(env.client())
+        .create(&PostParams::default(), &finalizers)
+        .await
+        .unwrap();
+    bind_in_default(&env.client(), "carol", "configmap-finalizers").await;
+    config_maps
+        .create(&PostParams::default(), &config_map_blocking("dependent", &owner))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn without_owner_reference_permissions_an_editor_may_block_an_owners_deletion() {
+    let env = Environment::start().await.unwrap();
+    let (config_maps, owner) = editor_and_owner(&env).await;
+    let created = config_maps
+        .create(&PostParams::default(), &config_map_blocking("dependent", &owner))
+        .await
+        .unwrap();
+    let references = created.metadata.owner_references.unwrap();
+    assert_eq!(references[0].block_owner_deletion, Some(true));
 }

@@ -43,20 +43,6 @@ nextest() {
   status=1
   python3 scripts/failed-tests.py "$target/nextest/$1/junit.xml" | phase_excerpt "nextest $1 failed:"
 }
-case $tiers in
-  all | both) nextest default ;;
-  embedded | real) nextest "$tiers" ;;
-esac
-# kube-envtest as another project builds it: no Go on PATH, offline; then from its packages, with the
-# example project built and tested against them (cargo test: it is no workspace member).
-no_go_build() { phase no-go-build bash scripts/no-go-build.sh --no-fail-fast || status=1; }
-package_check=(bash scripts/package-check.sh --no-fail-fast)
-# With the cluster tier, package-check runs beside its deployed tests and no-go-build after them (below).
-if runs embedded && ! runs cluster; then
-  no_go_build
-  phase package-check "${package_check[@]}" || status=1
-fi
-
 # At the end, whatever happened: what runs in the background waited for, the cluster stopped (the
 # machine cleaned up) if one was started, then the table of phases.
 cluster_started=false
@@ -85,6 +71,28 @@ beside() {
     exit "$failed"
   ) &
 }
+# The operator's static binary for its image (`make static-binary`: a release build whose whole-program
+# LTO links on one core, a quarter of an hour on 2 cores) builds beside the embedded and real tiers'
+# tests, which mostly wait on servers and timers, rather than be waited for by the cluster tier's.
+static_binary=""
+if runs cluster; then
+  beside "operator binary (beside)" make -s static-binary
+  static_binary=$!
+fi
+case $tiers in
+  all | both) nextest default ;;
+  embedded | real) nextest "$tiers" ;;
+esac
+# kube-envtest as another project builds it: no Go on PATH, offline; then from its packages, with the
+# example project built and tested against them (cargo test: it is no workspace member).
+no_go_build() { phase no-go-build bash scripts/no-go-build.sh --no-fail-fast || status=1; }
+package_check=(bash scripts/package-check.sh --no-fail-fast)
+# With the cluster tier, package-check runs beside its deployed tests and no-go-build after them (below).
+if runs embedded && ! runs cluster; then
+  no_go_build
+  phase package-check "${package_check[@]}" || status=1
+fi
+
 if runs cluster; then
   # The node's own images, then the node.
   phase "images node" bash testenv/cluster/images.sh node
@@ -93,9 +101,9 @@ if runs cluster; then
   # A cluster already running (another checkout's, an earlier run's) holds other images: a fresh one.
   bash testenv/cluster/down.sh
   phase "cluster up" bash testenv/cluster/up.sh >/dev/null
-  # The operator's image (`make docker-build`: minutes of a release build whose whole-program LTO links
-  # on one core) builds beside the first tests, which run the operator as processes; it is imported
-  # into the node as it is saved.
+  # The operator's image (`make docker-build`, from the static binary built above) is made beside the
+  # first tests, which run the operator as processes; it is imported into the node as it is saved.
+  wait "$static_binary" || status=1
   beside "images operator (beside)" bash testenv/cluster/images.sh operator
   operator_image=$!
   nextest cluster

@@ -29,6 +29,7 @@ pub struct Inputs<'a> {
 /// A validation that did not hold, or an expression that could not be evaluated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
+    /// The text the request is refused with: the validation's message, or why its expression failed.
     pub message: String,
     /// The Status reason the request is refused with (`Invalid` unless the validation names one).
     pub reason: String,

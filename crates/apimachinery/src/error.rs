@@ -14,6 +14,7 @@ pub struct FieldCause {
 }
 
 impl FieldCause {
+    /// A cause with `reason` (one of those listed on [`FieldCause::reason`]) at the dotted `field`.
     pub fn new(reason: &str, field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             reason: reason.to_owned(),
@@ -23,18 +24,25 @@ impl FieldCause {
     }
 }
 
+/// What went wrong, by the `Status` kube-apiserver would answer with; the text is its `message`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// 422 Invalid: the object breaks a rule; `causes` name the fields.
     #[error("{}", render_causes(causes))]
-    Invalid { causes: Vec<FieldCause> },
+    Invalid {
+        /// Every field that breaks a rule.
+        causes: Vec<FieldCause>,
+    },
     /// 400 BadRequest: the request itself cannot be understood (undecodable patch, bad selector).
     #[error("{0}")]
     BadRequest(String),
     /// 409 Conflict: server-side apply found fields owned by another manager.
     #[error("{message}")]
     Conflict {
+        /// `Apply failed with 2 conflicts: ...`, naming each manager and its fields, as
+        /// kube-apiserver words it.
         message: String,
+        /// One `FieldManagerConflict` cause per conflicting field.
         causes: Vec<FieldCause>,
     },
     /// 422 Invalid without causes: a JSON patch that does not apply (a failed `test`, a path that is not
@@ -50,6 +58,7 @@ pub enum Error {
     UnsupportedMediaType(String),
 }
 
+/// A result whose error is this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// `field: message` pairs joined the way kube-apiserver joins them inside `[...]`.

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 pub enum Ordered<'a> {
     /// Written with every object's keys sorted, as Go writes a decoded `map[string]interface{}`.
     Sorted(&'a Value),
+    /// An array, each item in its own order.
     Array(Vec<Ordered<'a>>),
     /// Keys written in the order given.
     Object(Vec<(&'a str, Ordered<'a>)>),
@@ -30,6 +31,7 @@ impl<'a> Ordered<'a> {
         )
     }
 
+    /// The compact JSON text Go's encoding/json writes for this value.
     pub fn to_json(&self) -> String {
         let mut out = String::new();
         self.write(&mut out);

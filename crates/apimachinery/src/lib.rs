@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Kubernetes API machinery as pure functions over `serde_json::Value`.
 //!
 //! Everything the embedded API server decides about an object's content lives here, free of I/O, so

@@ -20,6 +20,7 @@ pub enum Format {
     DecimalExponent,
 }
 
+/// A resource quantity (`500m`, `252Mi`): an exact amount in billionths, and the form it prints in.
 #[derive(Debug, Clone, Copy)]
 pub struct Quantity {
     nanos: i128,
@@ -133,10 +134,12 @@ impl Quantity {
         })
     }
 
+    /// Whether the amount is zero, whatever its form.
     pub fn is_zero(&self) -> bool {
         self.nanos == 0
     }
 
+    /// Whether the amount is below zero.
     pub fn is_negative(&self) -> bool {
         self.nanos < 0
     }

@@ -185,6 +185,7 @@ impl LabelSelector {
         Ok(Self { requirements })
     }
 
+    /// Whether it has no requirement, and so selects every object.
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
@@ -266,6 +267,7 @@ impl FieldSelector {
         Ok(Self { requirements })
     }
 
+    /// Whether it has no requirement, and so selects every object.
     pub fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }

@@ -11,7 +11,10 @@ use crate::resource::{Origin, ResourceType};
 pub enum MetadataRule {
     /// The request's metadata is written (labels, annotations, finalizers...), but for `reset`,
     /// kept as stored: most core and apps kinds, whose strategies reset the spec alone.
-    Written { reset: &'static [&'static str] },
+    Written {
+        /// The `metadata` fields kept as stored (`labels`, `ownerReferences`).
+        reset: &'static [&'static str],
+    },
     /// Labels, annotations, finalizers and owner references stay as stored
     /// (`metav1.ResetObjectMetaForStatus`), the rest of the request's metadata is written.
     ResetForStatus,

@@ -28,7 +28,9 @@ fn failed(what: &str) -> impl FnOnce(rcgen::Error) -> Error + '_ {
 /// When a certificate is valid. Without one, rcgen's default: from 1975 to 4096.
 #[derive(Debug, Clone, Copy)]
 pub struct Lifetime {
+    /// The first moment the certificate is valid (written to the second).
     pub not_before: SystemTime,
+    /// The last moment the certificate is valid (written to the second).
     pub not_after: SystemTime,
 }
 
@@ -213,10 +215,12 @@ impl Serving {
         format!("{}{}", self.cert_pem(), self.key_pem())
     }
 
+    /// The certificate alone, as one PEM `CERTIFICATE` block.
     pub fn cert_pem(&self) -> String {
         pem_block("CERTIFICATE", &self.cert)
     }
 
+    /// The private key alone, as one PEM `PRIVATE KEY` block (PKCS#8). A secret: never log it.
     pub fn key_pem(&self) -> String {
         pem_block("PRIVATE KEY", self.key.secret_der())
     }
@@ -250,7 +254,9 @@ fn pem_block(label: &str, der: &[u8]) -> String {
 pub struct ThrowawayCa {
     /// The CA certificate: what a webhook configuration's `caBundle` carries.
     pub ca_pem: String,
+    /// The serving certificate the CA signed.
     pub cert_pem: String,
+    /// The serving certificate's private key (PKCS#8). A secret: never log it.
     pub key_pem: String,
 }
 

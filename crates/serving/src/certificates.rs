@@ -52,10 +52,12 @@ pub fn certified_key_from_pem(chain_pem: &str, key_pem: &str) -> Result<Arc<Cert
 pub struct CertificateSlot(RwLock<Arc<CertifiedKey>>);
 
 impl CertificateSlot {
+    /// A slot that serves `key` until it is replaced.
     pub fn new(key: Arc<CertifiedKey>) -> Self {
         Self(RwLock::new(key))
     }
 
+    /// Serves `key` from the next handshake on.
     pub fn replace(&self, key: Arc<CertifiedKey>) {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = key;
     }

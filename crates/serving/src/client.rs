@@ -46,7 +46,9 @@ pub struct CallError(pub String);
 
 /// What a webhook answered: its HTTP status and its body, as JSON.
 pub struct Answer {
+    /// The HTTP status code.
     pub status: u16,
+    /// The body parsed as JSON; `Null` when it is empty or not JSON.
     pub body: Value,
 }
 

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! What the `apiserver` and `operator` binaries serve with, written once for both:
 //! - [`listener`]: the HTTPS listener for `axum::serve` (TLS handshakes each in a task of its own,
 //!   with a deadline) and the TLS configuration it offers (HTTP/1.1).
@@ -36,10 +37,12 @@ pub enum Error {
     #[error("TLS configuration: {0}")]
     Tls(#[source] rustls::Error),
 
+    /// Reading or writing a certificate or key file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 
+/// A result whose error is this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl From<Error> for std::io::Error {

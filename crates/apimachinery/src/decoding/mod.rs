@@ -21,7 +21,10 @@ pub use yaml::repeated_yaml_keys;
 /// A JSON document and the paths of the fields it repeats, in document order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decoded {
+    /// The document as Go's encoding/json decodes it: a repeated object merged into the first, any
+    /// other repeated value replacing the earlier one.
     pub value: Value,
+    /// The paths of the repeated keys, as kube-apiserver names them (`metadata.labels.a`).
     pub duplicate_fields: Vec<String>,
 }
 

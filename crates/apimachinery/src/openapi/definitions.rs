@@ -26,16 +26,22 @@ pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 /// One built-in kind and the name of its definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuiltInKind {
+    /// The API group; empty for the core group.
     pub group: &'static str,
+    /// `v1`, `v2` ...
     pub version: &'static str,
+    /// `Deployment`.
     pub kind: &'static str,
+    /// Its definition's name, `io.k8s.api.apps.v1.Deployment`.
     pub definition: String,
 }
 
 /// The generated definitions and which kind each top-level one describes.
 #[derive(Debug)]
 pub struct Definitions {
+    /// Every definition, the kinds' and those they refer to, by name; OpenAPI v3 schemas.
     pub schemas: Map<String, Value>,
+    /// The built-in kinds, each with the name of its definition in `schemas`.
     pub kinds: Vec<BuiltInKind>,
 }
 

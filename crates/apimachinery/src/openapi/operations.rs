@@ -11,6 +11,7 @@ pub struct Operation {
     pub method: &'static str,
     /// `x-kubernetes-action`: `list`, `post`, `get`, `put`, `patch`, `delete`.
     pub action: &'static str,
+    /// The query parameters it takes (`dryRun`, `fieldManager` ...).
     pub query: &'static [&'static str],
     /// Takes the object (or a patch of it) as its body.
     pub body: bool,
@@ -31,9 +32,11 @@ pub const PATCH_TYPES: &[&str] = &[
 /// A path and its operations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathItem {
+    /// `/apis/apps/v1/namespaces/{namespace}/deployments/{name}`.
     pub path: String,
     /// `namespace`, `name`: the path's parameters.
     pub parameters: Vec<&'static str>,
+    /// The operations served on the path.
     pub operations: Vec<Operation>,
 }
 

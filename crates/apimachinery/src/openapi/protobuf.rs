@@ -19,6 +19,8 @@ use self::openapi_v2::{
 // Generated code: a oneof's variants are laid out as gnostic declares them, a large message beside a
 // JSON reference; boxing them would only change the types the translation below builds.
 #[allow(clippy::large_enum_variant)]
+// Generated from gnostic's .proto file, which documents these messages; prost-build copies no docs.
+#[allow(missing_docs)]
 pub mod openapi_v2 {
     include!(concat!(env!("OUT_DIR"), "/openapi.v2.rs"));
 }

@@ -13,6 +13,8 @@ use crate::resource::ResourceType;
 const V3_PREFIX: &str = "#/components/schemas/";
 const V2_PREFIX: &str = "#/definitions/";
 
+/// The Swagger 2.0 document of `resources`: the definitions of their kinds (custom resources' from
+/// their CRD's schema) and their paths, each with the operations the resource's verbs allow.
 pub fn document(resources: &[ResourceType]) -> Value {
     let served: Vec<&ResourceType> = resources.iter().collect();
     let mut definitions: Map<String, Value> = schemas::definitions_for(&served)

@@ -38,6 +38,8 @@ pub enum PatchType {
 }
 
 impl PatchType {
+    /// The patch type a request's Content-Type names, its parameters (`; charset=utf-8`) ignored;
+    /// `None` for any other media type (kube-apiserver answers those 415).
     pub fn from_content_type(content_type: &str) -> Option<Self> {
         let essence = content_type.split(';').next().unwrap_or("").trim();
         match essence {

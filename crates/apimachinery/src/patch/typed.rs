@@ -63,7 +63,12 @@ pub(super) enum Type<'s> {
 #[derive(Debug, Clone, Copy)]
 pub enum ObjectSchema<'s> {
     /// A built-in kind, by the Go type of `api_version` and `kind`.
-    BuiltIn { api_version: &'s str, kind: &'s str },
+    BuiltIn {
+        /// `apps/v1`, or `v1` for the core group.
+        api_version: &'s str,
+        /// `Deployment`.
+        kind: &'s str,
+    },
     /// A custom resource, by its version's schema (none: everything deduced).
     Custom(Option<&'s StructuralSchema>),
 }

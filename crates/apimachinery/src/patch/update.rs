@@ -59,6 +59,8 @@ pub(super) fn unowned() -> &'static FieldSet {
 /// A write that is not server-side apply (create, update, patch), as managedFields record it.
 #[derive(Debug, Clone, Copy)]
 pub struct UpdateWrite<'a> {
+    /// The field manager the write is recorded under (`fieldManager`, or the one derived from the
+    /// user agent).
     pub manager: &'a str,
     /// `Some("status")` for a write to the status subresource.
     pub subresource: Option<&'a str>,

@@ -8,6 +8,7 @@ use serde_json::{Value as Json, json};
 use super::{from_json, schema::Schema};
 use crate::{Error, Result};
 
+/// The 4 bytes every protobuf body starts with, before its `runtime.Unknown`.
 pub const MAGIC: &[u8] = b"k8s\0";
 const UNKNOWN: &str = "k8s.io.apimachinery.pkg.runtime.Unknown";
 

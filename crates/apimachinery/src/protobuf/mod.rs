@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::{Error, Result};
 
+/// The media type of the protobuf form, in Content-Type and Accept (a watch adds `;stream=watch`).
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 /// The Content-Type of a watch answered in protobuf.
 pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
@@ -54,6 +55,7 @@ pub enum MessageForm {
     NamedSlice,
 }
 
+/// How the message named `message` (its full proto name, `k8s.io.api.core.v1.Pod`) prints in JSON.
 pub fn message_form(schema: &Schema, message: &str) -> MessageForm {
     match special::Special::of(message) {
         Some(special::Special::Time | special::Special::MicroTime | special::Special::Duration)

@@ -66,7 +66,10 @@ impl ListType {
     }
 }
 
+/// The built-in kinds' message descriptors, and the Go facts about their fields that protobuf does
+/// not carry (JSON names, `omitempty`, list and map types), for turning messages into JSON and back.
 pub struct Schema {
+    /// The descriptors of every message of the built-in kinds, by full proto name.
     pub pool: DescriptorPool,
     /// Message → field number → Go facts.
     fields: HashMap<String, HashMap<u32, GoField>>,
@@ -175,6 +178,7 @@ impl Schema {
         self.fields.get(declared).and_then(|fields| fields.get(&number))
     }
 
+    /// Whether a Go struct describes field `number` of `message`.
     #[cfg(test)]
     pub fn has_facts(&self, message: &str, number: u32) -> bool {
         self.facts(message, number).is_some()

@@ -56,19 +56,27 @@ const MUST_SPECIFY: &[&str] = &[
 /// What a write does, for whether an evaluator looks at it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
+    /// A create.
     Create,
+    /// An update or patch, of the main resource or a subresource.
     Update,
 }
 
 /// The evaluator of one resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Evaluator {
+    /// Pods: counted, and their compute resources (`requests.cpu`, `limits.memory` ...) while they
+    /// may run.
     Pods,
+    /// Services: counted, and their load balancers and node ports.
     Services,
+    /// PersistentVolumeClaims: counted, and the storage they request, also per storage class.
     Claims,
     /// Any other resource: counted, by `count/<plural>[.<group>]` and its legacy name if it has one.
     Count {
+        /// The resource's API group; empty for the core group.
         group: String,
+        /// The resource's plural name.
         plural: String,
     },
 }

@@ -21,8 +21,11 @@ pub type ResourceList = BTreeMap<String, Quantity>;
 /// One scope a quota is restricted to: `spec.scopes` entries are `Exists` requirements.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
+    /// The scope's name: `Terminating`, `BestEffort`, `PriorityClass` ...
     pub name: String,
+    /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
     pub operator: String,
+    /// The values `In` and `NotIn` compare with; empty for the others.
     pub values: Vec<String>,
 }
 
@@ -163,11 +166,18 @@ pub fn status(quota: &Value, list: impl Fn(&str, &str) -> Vec<Value>, now: i64) 
 
 /// One write, as the quota admission sees it.
 pub struct Write<'a> {
+    /// The evaluator of the written object's resource.
     pub evaluator: &'a Evaluator,
+    /// Create or update; quota does not look at deletes.
     pub operation: Operation,
+    /// The subresource written (`status`), if any.
     pub subresource: Option<&'a str>,
+    /// The object as it would be stored.
     pub object: &'a Value,
+    /// The stored object an update replaces: an update is charged only what it adds.
     pub old: Option<&'a Value>,
+    /// The current time, in seconds since the Unix epoch: a Pod past its deletion grace period no
+    /// longer counts its compute resources.
     pub now: i64,
 }
 

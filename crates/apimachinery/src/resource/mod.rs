@@ -17,9 +17,11 @@ pub use subresources::{Subresource, subresources};
 /// Where a resource type comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
+    /// A kind kube-apiserver serves itself.
     BuiltIn,
     /// Served because of the CustomResourceDefinition with this name.
     Crd {
+        /// The CRD's `metadata.name`, `<plural>.<group>`.
         name: String,
     },
 }
@@ -29,15 +31,22 @@ pub enum Origin {
 pub struct ResourceType {
     /// Empty for the core group.
     pub group: String,
+    /// The version served, `v1`, `v1beta1` ...
     pub version: String,
+    /// The kind of its objects, `Deployment`.
     pub kind: String,
     /// The version objects are stored at (a CRD's storage version), which names the storage version
     /// hash discovery publishes.
     pub storage_version: String,
+    /// The lowercase plural, the resource's name in URLs: `deployments`.
     pub plural: String,
+    /// The lowercase singular, which kubectl also accepts: `deployment`.
     pub singular: String,
+    /// Whether its objects live in namespaces.
     pub namespaced: bool,
+    /// Abbreviations kubectl accepts (`deploy`), as discovery lists them.
     pub short_names: Vec<String>,
+    /// The groupings it belongs to (`all`), which `kubectl get <category>` expands.
     pub categories: Vec<String>,
     /// Has a `/status` subresource (C7).
     pub status_subresource: bool,
@@ -54,6 +63,7 @@ pub struct ResourceType {
     pub openapi_schema: Option<Value>,
     /// Field selector labels allowed besides `metadata.name`/`metadata.namespace` (W2).
     pub field_labels: Vec<String>,
+    /// Built in, or served for a CRD.
     pub origin: Origin,
 }
 
@@ -61,7 +71,9 @@ pub struct ResourceType {
 /// (`.spec.replicas`), the way a CRD's `subresources.scale` names them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScalePaths {
+    /// The desired replicas, which a write to `/scale` sets: `.spec.replicas`.
     pub spec_replicas: String,
+    /// The observed replicas, which `/scale` reports: `.status.replicas`.
     pub status_replicas: String,
     /// A CRD's `labelSelectorPath`, a string in the object; `None` for the built-ins, whose selector
     /// is `spec.selector`.
@@ -101,10 +113,12 @@ impl ResourceType {
         }
     }
 
+    /// The kind of its lists, `<Kind>List`, as kube-apiserver names every list kind.
     pub fn list_kind(&self) -> String {
         format!("{}List", self.kind)
     }
 
+    /// Whether kube-apiserver serves it itself rather than for a CRD.
     pub fn is_builtin(&self) -> bool {
         self.origin == Origin::BuiltIn
     }

@@ -6,9 +6,11 @@ use super::ResourceType;
 /// A subresource as discovery describes it: its name, the kind it answers with and its verbs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Subresource {
+    /// The path segment after the object's name: `status`, `scale`, `log` ...
     pub name: &'static str,
     /// `None`: the kind of the resource itself.
     pub kind: Option<(&'static str, &'static str, &'static str)>,
+    /// The verbs it serves, as discovery lists them.
     pub verbs: &'static [&'static str],
 }
 

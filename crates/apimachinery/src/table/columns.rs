@@ -8,11 +8,15 @@ use crate::openapi::definitions::{OBJECT_META, definitions};
 /// One entry of a Table's `columnDefinitions`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnDefinition {
+    /// The header, as kubectl shows it in capitals.
     pub name: String,
     /// `string`, `integer`, `number`, `boolean`, `date`.
     pub column_type: String,
+    /// An OpenAPI format refining the type (`name` for the Name column); mostly empty.
     pub format: String,
+    /// What the column shows, mostly the documentation of the field it reads.
     pub description: String,
+    /// 0 for columns kubectl always shows; above 0 only with `-o wide`.
     pub priority: i64,
 }
 

@@ -29,6 +29,8 @@ fn or_default(columns: &[PrinterColumn]) -> Vec<PrinterColumn> {
     }
 }
 
+/// Name, then `columns` (Age when there are none); a column without a description gets the one
+/// kube-apiserver gives it, naming its JSONPath.
 pub fn definitions(columns: &[PrinterColumn]) -> Vec<ColumnDefinition> {
     let mut definitions = vec![ColumnDefinition::name()];
     definitions.extend(or_default(columns).into_iter().map(|c| {
@@ -51,6 +53,8 @@ pub fn definitions(columns: &[PrinterColumn]) -> Vec<ColumnDefinition> {
     definitions
 }
 
+/// `object`'s row: its name, then one cell per column of [`definitions`]; dates are shown as ages
+/// up to `now`.
 pub fn cells(columns: &[PrinterColumn], object: &Value, now: jiff::Timestamp) -> Vec<Value> {
     let mut cells = vec![name_cell(object)];
     cells.extend(or_default(columns).iter().map(|c| cell(c, object, now)));

@@ -47,6 +47,7 @@ pub fn since(value: Option<&Value>, now: jiff::Timestamp) -> String {
     }
 }
 
+/// The RFC 3339 timestamp in `value`; `None` when it is missing, not a string or not a timestamp.
 pub fn timestamp(value: Option<&Value>) -> Option<jiff::Timestamp> {
     value?.as_str()?.parse().ok()
 }

@@ -22,13 +22,16 @@ use crate::resource::ResourceType;
 /// How the objects of one resource type are printed.
 #[derive(Debug, Clone, Copy)]
 pub enum Printer<'a> {
+    /// A built-in kind's own columns.
     BuiltIn(&'static builtin::BuiltInTable),
+    /// A custom resource's `additionalPrinterColumns` (Age when there are none).
     Custom(&'a [PrinterColumn]),
     /// Name and Created At.
     Default,
 }
 
 impl<'a> Printer<'a> {
+    /// The printer kube-apiserver uses for `rt`'s objects.
     pub fn for_type(rt: &'a ResourceType) -> Printer<'a> {
         if !rt.is_builtin() {
             return Printer::Custom(&rt.printer_columns);
@@ -36,6 +39,7 @@ impl<'a> Printer<'a> {
         builtin::table(&rt.group, &rt.kind).map_or(Printer::Default, Printer::BuiltIn)
     }
 
+    /// The Table's `columnDefinitions`, Name first.
     pub fn column_definitions(&self) -> Vec<ColumnDefinition> {
         match self {
             Printer::BuiltIn(table) => table.column_definitions(),
@@ -53,6 +57,7 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// One row's cells for `object`, one per column definition; ages are measured up to `now`.
     pub fn cells(&self, object: &Value, now: jiff::Timestamp) -> Vec<Value> {
         match self {
             Printer::BuiltIn(table) => (table.cells)(object, now),
@@ -111,6 +116,10 @@ impl IncludeObject {
     }
 }
 
+/// The `meta.k8s.io/v1` Table of `objects`, one row each, its row objects as `include` says.
+/// `with_headers: false` leaves `columnDefinitions` empty, as kube-apiserver does for a watch's
+/// events after the first; an empty `resource_version` is left out, as Go leaves it out. Ages are
+/// measured up to `now`.
 pub fn render_table(
     printer: &Printer,
     objects: &[&Value],

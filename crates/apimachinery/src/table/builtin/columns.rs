@@ -14,16 +14,22 @@ pub enum Doc {
     Field(&'static str, &'static str),
     /// Its first paragraph, without the list of an enum's values.
     Summary(&'static str, &'static str),
+    /// Fixed text, for columns that show no single field.
     Text(&'static str),
 }
 
 /// One column of a built-in kind.
 #[derive(Debug, Clone, Copy)]
 pub struct Column {
+    /// The header, as kube-apiserver names it (`Ready`, `Up-to-date`).
     pub name: &'static str,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
     pub column_type: &'static str,
+    /// An OpenAPI format refining the type (`name` for the Name column); mostly empty.
     pub format: &'static str,
+    /// 0 for columns kubectl always shows; above 0 only with `-o wide`.
     pub priority: i64,
+    /// Where its description comes from.
     pub doc: Doc,
 }
 
@@ -46,15 +52,19 @@ pub const fn wide(name: &'static str, doc: Doc) -> Column {
     }
 }
 
+/// The Name column every built-in kind starts with.
 pub const NAME: Column = Column {
     format: "name",
     ..column("Name", Doc::Field(OBJECT_META, "name"))
 };
+/// The Age column: the time since `metadata.creationTimestamp`.
 pub const AGE: Column = column("Age", Doc::Field(OBJECT_META, "creationTimestamp"));
+/// The wide Containers column of the kinds that have a Pod template.
 pub const CONTAINERS: Column = wide(
     "Containers",
     Doc::Text("Names of each container in the template."),
 );
+/// The wide Images column of the kinds that have a Pod template.
 pub const IMAGES: Column = wide(
     "Images",
     Doc::Text("Images referenced by each container in the template."),
@@ -63,6 +73,7 @@ pub const IMAGES: Column = wide(
 /// A built-in kind's printer.
 #[derive(Debug)]
 pub struct BuiltInTable {
+    /// Its columns, Name first, in the order they are shown.
     pub columns: &'static [Column],
     /// Every cell of a row, wide ones included: kube-apiserver sends them all and kubectl hides the
     /// columns of priority above 0 unless asked for `-o wide`.
@@ -70,6 +81,7 @@ pub struct BuiltInTable {
 }
 
 impl BuiltInTable {
+    /// Its columns as a Table's `columnDefinitions`, each description resolved from its [`Doc`].
     pub fn column_definitions(&self) -> Vec<ColumnDefinition> {
         self.columns
             .iter()

@@ -8,8 +8,10 @@ use serde_json::{Value, json};
 
 use super::{
     Shared,
-    authorization::{self, Action, Requester},
-    issued_tokens::Verdict,
+    filters::{
+        authentication::issued_tokens::{self, Verdict},
+        authorization::authorizer::{self, Action, Requester},
+    },
     respond,
 };
 use crate::error::{Error, Result, Subject};
@@ -60,7 +62,7 @@ fn token_review(shared: &Shared, review: &Value) -> Result<Value> {
         .and_then(Value::as_array)
         .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .filter(|list: &Vec<String>| !list.is_empty())
-        .unwrap_or_else(|| vec![super::issued_tokens::API_AUDIENCE.to_owned()]);
+        .unwrap_or_else(|| vec![issued_tokens::API_AUDIENCE.to_owned()]);
     let verdict = shared
         .credentials()
         .map(|credentials| credentials.identify_for(token, &audiences));
@@ -176,7 +178,7 @@ fn access_review(
             }
         }
     };
-    let decision = authorization::decide(&shared.store, &requester, &action);
+    let decision = authorizer::decide(&shared.store, &requester, &action);
     let mut status = json!({"allowed": decision.allowed});
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);

@@ -1,6 +1,6 @@
 //! Self-subject reviews, which `kubectl auth can-i` and `kubectl auth whoami` send: the caller asks who
 //! it is and what it may do, and the answer is computed, never stored, by the same authorizers that
-//! decide its requests (see [`super::authorization`]): the holder of the embedded server's token is a
+//! decide its requests (see [`super::filters::authorization::authorizer`]): the holder of the embedded server's token is a
 //! member of `system:masters` and may do everything, anyone else what RBAC grants.
 
 use apimachinery::{
@@ -13,9 +13,13 @@ use serde_json::{Value, json};
 
 use super::{
     Shared,
-    authorization::{self, Action, Requester},
-    authorization_mode::Authorization,
-    identity::Identity,
+    filters::{
+        authentication::identity::Identity,
+        authorization::{
+            authorizer::{self, Action, Requester},
+            mode::Authorization,
+        },
+    },
     respond,
 };
 use crate::error::{Error, Result, Subject};
@@ -111,7 +115,7 @@ fn access_status(shared: &Shared, requester: &Requester, review: &Value) -> Valu
             }
         }
     };
-    let decision = authorization::decide(&shared.store, requester, &action);
+    let decision = authorizer::decide(&shared.store, requester, &action);
     let mut status = json!({"allowed": decision.allowed});
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);
@@ -122,7 +126,7 @@ fn access_status(shared: &Shared, requester: &Requester, review: &Value) -> Valu
 /// The rules the requester holds in `namespace` (and cluster-wide), as RBAC lists them for a
 /// SelfSubjectRulesReview: resource rules and non-resource rules, in the order the bindings grant them.
 fn rules_status(shared: &Shared, requester: &Requester, namespace: Option<&str>) -> Value {
-    let (rules, errors) = authorization::rules_for(&shared.store, requester, namespace);
+    let (rules, errors) = authorizer::rules_for(&shared.store, requester, namespace);
     let mut resource_rules = Vec::new();
     let mut non_resource_rules = Vec::new();
     for rule in rules {

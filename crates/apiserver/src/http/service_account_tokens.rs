@@ -19,8 +19,10 @@ use serde_json::{Value, json};
 use super::subresource::Subresource;
 use super::{
     Shared,
-    issued_tokens::{API_AUDIENCE, BoundObject, Issued},
-    random_token,
+    filters::authentication::{
+        issued_tokens::{API_AUDIENCE, BoundObject, Issued},
+        random_token,
+    },
     request::{Call, parse_body},
     respond,
 };

@@ -7,8 +7,8 @@
 use axum::http::HeaderMap;
 
 use super::{
-    authorization::{self, Action, Requester},
-    identity::Identity,
+    authentication::identity::Identity,
+    authorization::authorizer::{self, Action, Requester},
 };
 use crate::{error::Error, store::Store};
 
@@ -142,7 +142,7 @@ fn allowed(store: &Store, requester: &Identity, ask: &Ask) -> Result<(), Error> 
         namespace: ask.namespace.clone(),
         name: ask.name.clone(),
     };
-    let decision = authorization::decide(store, &who, &action);
+    let decision = authorizer::decide(store, &who, &action);
     if decision.allowed {
         return Ok(());
     }

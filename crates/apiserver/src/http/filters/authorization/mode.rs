@@ -1,5 +1,5 @@
-//! Which authorizer decides requests: the server's configuration, read by the request filter and the
-//! self-reviews alike.
+//! Which authorizer decides requests: the server's configuration, read by the authorization filter and
+//! the self-reviews alike.
 
 /// How requests are authorized, as kube-apiserver's `--authorization-mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

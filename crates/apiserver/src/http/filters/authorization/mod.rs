@@ -2,12 +2,18 @@
 //! authentication, impersonation and flow control, before any handler, each request is decided by
 //! its attributes (verb, API group, resource, subresource, namespace, name; or verb and path for a
 //! non-resource URL) for the user it authenticated as. Members of `system:masters` (the holder of the
-//! server's token) may do everything; anyone else what RBAC grants (see [`super::authorization`]).
+//! server's token) may do everything; anyone else what RBAC grants (see [`authorizer`]).
 //! A refusal is kube-apiserver's 403 Status:
 //! `deployments.apps is forbidden: User "alice" cannot list resource "deployments" in API group "apps" in the namespace "default"`.
 //!
 //! What the server does itself (its emulated controllers, its start-up objects) writes to the store
 //! directly and is never authorized as a client.
+
+pub(in crate::http) mod authorizer;
+pub mod mode;
+mod owner_reference_permissions;
+mod rbac_escalation;
+mod sent_object;
 
 use std::sync::Arc;
 
@@ -18,17 +24,22 @@ use axum::{
 };
 
 use super::{
-    Shared,
     audit::{self, Attributes, ResourceAttributes},
-    authorization::{self, Action, Requester},
-    authorization_mode::Authorization,
-    identity::Identity,
-    owner_reference_permissions, rbac_escalation, respond, sent_object,
+    authentication::identity::Identity,
 };
-use crate::error::{Error, Subject};
+use crate::{
+    error::{Error, Subject},
+    http::{Shared, respond},
+};
+use authorizer::{Action, Requester};
+use mode::Authorization;
 
 /// Middleware: passes the request on when its user may make it, otherwise answers 403.
-pub async fn authorize(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+pub(in crate::http) async fn authorize(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if shared.authorization == Authorization::AlwaysAllow {
         return next.run(request).await;
     }
@@ -49,7 +60,7 @@ pub async fn authorize(State(shared): State<Arc<Shared>>, request: Request, next
         })
     });
     let action = action_of(&attributes);
-    let decision = authorization::decide(&shared.store, &requester, &action);
+    let decision = authorizer::decide(&shared.store, &requester, &action);
     if !decision.allowed {
         tracing::debug!(user = %requester.user, ?action, "request forbidden");
         return respond::error(&forbidden(&requester.user, &attributes, &decision.reason));

@@ -5,8 +5,8 @@
 use axum::{body::Body, extract::Request, http::header, middleware::Next, response::Response};
 use serde_json::Value;
 
-use super::{Shared, respond};
 use crate::error::Error;
+use crate::http::{Shared, respond};
 
 /// Reads the request's body and runs `confirm` on the object it sends: answers the error `confirm`
 /// gives (a 403), or passes the request on with its body. What does not decode is left to the

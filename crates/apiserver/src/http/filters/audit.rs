@@ -37,7 +37,7 @@ use axum::{
 };
 use serde::Serialize;
 
-use super::path::{self, Route};
+use crate::http::path::{self, Route};
 
 /// Records kept in memory, the oldest dropped first; a log file, when configured, keeps every one.
 const RETAINED_RECORDS: usize = 100_000;
@@ -215,7 +215,7 @@ pub fn attributes(method: &Method, uri: &Uri) -> Option<Attributes> {
     };
     let query = uri
         .query()
-        .map(super::request::url_decode_pairs)
+        .map(crate::http::request::url_decode_pairs)
         .unwrap_or_default();
     let watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
     let verb = Verb::of(method, target.name.is_some(), watch)?;
@@ -335,7 +335,7 @@ pub async fn with_response_body(
     let query = exchange
         .target
         .split_once('?')
-        .map(|(_, query)| super::request::url_decode_pairs(query))
+        .map(|(_, query)| crate::http::request::url_decode_pairs(query))
         .unwrap_or_default();
     if matches!(query.get("watch").map(String::as_str), Some("true" | "1")) {
         return (exchange, response);

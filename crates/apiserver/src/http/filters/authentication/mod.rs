@@ -1,9 +1,14 @@
-//! Bearer-token authentication . By default the server generates a random token at
+//! Bearer-token authentication, the first filter. By default the server generates a random token at
 //! start-up, writes it into the kubeconfig it hands out, and answers every request that does not carry
 //! `Authorization: Bearer <token>` with a 401 `Status`, as kube-apiserver does with anonymous
 //! authentication disabled. `Auth::None` (the bin's `--insecure-no-auth`) turns the check off.
 //!
 //! The token is held as a [`SecretString`] so that no `Debug` or log line ever prints it.
+
+pub mod identity;
+pub mod issued_tokens;
+pub(crate) mod random_token;
+pub mod static_users;
 
 use axum::{
     extract::{Request, State},
@@ -14,14 +19,11 @@ use axum::{
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 
-use super::{
-    identity::Identity,
-    issued_tokens::{ServiceAccountTokens, Verdict},
-    random_token::generate_token,
-    respond,
-    static_users::StaticUsers,
-};
-use crate::{error::Error, store::Store};
+use crate::{error::Error, http::respond, store::Store};
+use identity::Identity;
+use issued_tokens::{ServiceAccountTokens, Verdict};
+use random_token::generate_token;
+use static_users::StaticUsers;
 
 /// Who may talk to the server.
 #[derive(Clone, Default)]

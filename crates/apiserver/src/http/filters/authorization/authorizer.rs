@@ -1,5 +1,5 @@
 //! Who may do what, as kube-apiserver's authorizers decide it for every request (see
-//! [`super::request_authorization`]) and for a SubjectAccessReview: members of `system:masters` may
+//! [`super`], the filter) and for a SubjectAccessReview: members of `system:masters` may
 //! do everything (its privileged-group authorizer, which gives no reason); anyone else what the RBAC
 //! objects stored here grant (kube-apiserver's bootstrap policy among them, see
 //! [`crate::rbac::bootstrap`]), with RBAC's reason naming the binding.

@@ -17,7 +17,7 @@ pub const API_AUDIENCE: &str = "https://kubernetes.default.svc";
 
 /// The object a token is bound to: it is valid while that object exists with this uid.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct BoundObject {
+pub(in crate::http) struct BoundObject {
     /// `pods`, `secrets` or `nodes`.
     pub plural: &'static str,
     pub name: String,
@@ -25,7 +25,7 @@ pub(super) struct BoundObject {
 }
 
 /// A token handed out, and whose it is.
-pub(super) struct Issued {
+pub(in crate::http) struct Issued {
     pub token: String,
     pub namespace: String,
     pub name: String,
@@ -68,7 +68,7 @@ impl std::fmt::Debug for ServiceAccountTokens {
 }
 
 impl ServiceAccountTokens {
-    pub(super) fn issue(&self, issued: Issued) {
+    pub(in crate::http) fn issue(&self, issued: Issued) {
         if let Ok(mut all) = self.issued.lock() {
             let now = SystemTime::now();
             all.retain(|i| i.expires > now);

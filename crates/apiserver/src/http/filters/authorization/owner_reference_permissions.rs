@@ -11,12 +11,12 @@
 
 use serde_json::Value;
 
-use super::{
-    Shared,
-    audit::{ResourceAttributes, Verb},
-    authorization::{self, Action, PRIVILEGED_GROUP, Requester},
-};
+use super::authorizer::{self, Action, PRIVILEGED_GROUP, Requester};
 use crate::error::{Error, Subject};
+use crate::http::{
+    Shared,
+    filters::audit::{ResourceAttributes, Verb},
+};
 
 /// Whether a request with `attributes` from `requester` is one the plugin checks.
 pub(super) fn applies(shared: &Shared, attributes: &ResourceAttributes, requester: &Requester) -> bool {
@@ -87,7 +87,7 @@ pub(super) fn confirm_permitted(
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         };
-        authorization::decide(&shared.store, requester, &action)
+        authorizer::decide(&shared.store, requester, &action)
     };
     // Whoever could not have created the object with these references must be able to delete it.
     if stored.is_some() && verb_is_not_create(attributes) {

@@ -14,11 +14,11 @@ use axum::{
 };
 
 use super::{
-    Shared,
     audit::{self, Attributes},
-    identity::Identity,
+    authentication::identity::Identity,
 };
 use crate::flowcontrol::{Target, User};
+use crate::http::Shared;
 
 const FLOW_SCHEMA_HEADER: &str = "x-kubernetes-pf-flowschema-uid";
 const PRIORITY_LEVEL_HEADER: &str = "x-kubernetes-pf-prioritylevel-uid";

@@ -12,12 +12,12 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{
-    Shared,
-    audit::{ResourceAttributes, Verb},
-    authorization::{self, Action, PRIVILEGED_GROUP, Requester},
-};
+use super::authorizer::{self, Action, PRIVILEGED_GROUP, Requester};
 use crate::error::{Error, Subject};
+use crate::http::{
+    Shared,
+    filters::audit::{ResourceAttributes, Verb},
+};
 
 const RBAC: &str = "rbac.authorization.k8s.io";
 
@@ -64,7 +64,7 @@ pub(super) fn confirm_no_escalation(
             namespace: namespace.clone(),
             name: name.to_owned(),
         };
-        authorization::decide(&shared.store, requester, &action).allowed
+        authorizer::decide(&shared.store, requester, &action).allowed
     };
     let wanted = match attributes.resource.as_str() {
         "roles" | "clusterroles" => {
@@ -109,7 +109,7 @@ pub(super) fn confirm_no_escalation(
         }
     };
     let scope = Some(namespace.as_str()).filter(|n| !n.is_empty());
-    let (held, errors) = authorization::rules_for(&shared.store, requester, scope);
+    let (held, errors) = authorizer::rules_for(&shared.store, requester, scope);
     let missing = uncovered(&held, &wanted);
     if missing.is_empty() {
         return Ok(());

@@ -1,38 +1,24 @@
-//! Routing, content negotiation, Status errors and watch streaming. One fallback handler parses the
-//! Kubernetes URL scheme (C1) because its shape (`namespaces/{ns}/{plural}/{name}/{sub}` next to
-//! `namespaces/{name}/status`) does not fit a static route table.
+//! The HTTP face of the server, layered as kube-apiserver's: the [`filters`] every request passes
+//! (authentication, flow control, authorization, audit) wrapped around the [`handlers`]; between them
+//! the request read once ([`request`]), what its path names ([`path`]) and the answer ([`respond`]).
+//! One fallback handler parses the Kubernetes URL scheme (C1) because its shape
+//! (`namespaces/{ns}/{plural}/{name}/{sub}` next to `namespaces/{name}/status`) does not fit a static
+//! route table.
 
-mod access_reviews;
-mod computed;
-mod continuation;
-mod discovery;
-mod eviction;
 pub mod filters;
-mod health;
-mod kubelet;
-mod metrics;
-mod namespace_finalize;
-pub mod openapi_cache;
+pub mod handlers;
 pub mod path;
-mod pod_resize;
-mod pods;
-mod proxies;
 pub(crate) mod request;
-mod resources;
 pub mod respond;
-pub(crate) mod reviews;
-mod scale;
-mod service_account_tokens;
 mod shared;
-mod subresource;
 pub mod tls;
-mod watch;
 
 use std::{sync::Arc, time::Instant};
 
 use axum::{Router, body::Body, extract::State, http::Request, response::Response};
 
 use crate::error::Error;
+use handlers::{discovery, health, metrics, resources};
 use request::Call;
 pub use shared::Shared;
 

@@ -9,7 +9,7 @@ use super::{
         authentication::{self, issued_tokens, static_users},
         authorization::mode,
     },
-    openapi_cache,
+    handlers::openapi_cache,
 };
 use crate::store::Store;
 

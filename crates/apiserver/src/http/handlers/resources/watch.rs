@@ -15,7 +15,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast::error::RecvError, mpsc};
 
-use super::{
+use crate::http::{
     Shared,
     request::Call,
     request::{self, selectors},

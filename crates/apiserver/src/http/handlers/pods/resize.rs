@@ -7,8 +7,11 @@ use apimachinery::{FieldCause, meta};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::subresource::{Admitted, Request};
-use super::{pods, request::write_options, respond};
+use crate::http::handlers::{
+    pods,
+    subresource::{Admitted, Request},
+};
+use crate::http::{request::write_options, respond};
 use crate::{
     admission::Change,
     emulated::pods::qos_class,

@@ -16,8 +16,9 @@ use axum::{http::Method, response::Response};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::subresource::Subresource;
-use super::{
+use crate::error::{Error, Result, Subject};
+use crate::http::handlers::subresource::Subresource;
+use crate::http::{
     Shared,
     filters::authentication::{
         issued_tokens::{API_AUDIENCE, BoundObject, Issued},
@@ -26,7 +27,6 @@ use super::{
     request::{Call, parse_body},
     respond,
 };
-use crate::error::{Error, Result, Subject};
 
 /// The issuer kube-apiserver's tokens name (its `--service-account-issuer`).
 const ISSUER: &str = "https://kubernetes.default.svc";
@@ -51,7 +51,7 @@ pub fn request_token(
     call: &Call,
 ) -> Result<Response> {
     if call.method != Method::POST {
-        return Err(super::pods::method_not_allowed());
+        return Err(crate::http::handlers::pods::method_not_allowed());
     }
     let mut request = parse_body(call, accounts)?.0;
     for (field, wanted, what) in [("name", name, "name"), ("namespace", namespace, "namespace")] {

@@ -13,8 +13,8 @@ use apimachinery::{meta, resource::ResourceType, selector::LabelSelector};
 use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
-use super::subresource::{Admitted, Request};
-use super::{
+use crate::http::handlers::subresource::{Admitted, Request};
+use crate::http::{
     Shared,
     request::Call,
     request::{delete_options_of, parse_body, write_options},
@@ -37,9 +37,9 @@ pub const ENDPOINT: Admitted = Admitted {
 pub async fn evict(r: &Request<'_>) -> Result<Response> {
     let (shared, pods, namespace, name, call) = (r.shared, r.rt, r.namespace, r.name, r.call);
     if call.method != Method::POST {
-        return Err(super::pods::method_not_allowed());
+        return Err(super::method_not_allowed());
     }
-    let eviction = super::pods::as_kind(parse_body(call, pods)?.0, "policy/v1", "Eviction", namespace);
+    let eviction = super::as_kind(parse_body(call, pods)?.0, "policy/v1", "Eviction", namespace);
     let named_as_the_pod = |eviction: &Value| match meta::name(eviction) == name {
         true => Ok(()),
         false => Err(Error::BadRequest(

@@ -1,5 +1,10 @@
-//! Pod subresources that write the pod (B8): `ephemeralcontainers`, which changes
-//! `spec.ephemeralContainers` and nothing else, and `binding`, which assigns a node as a scheduler does.
+//! A pod's subresources (B8): [`eviction`], [`resize`], the [`kubelet`]'s streams, and here those
+//! that write the pod: `ephemeralcontainers`, which changes `spec.ephemeralContainers` and nothing
+//! else, and `binding`, which assigns a node as a scheduler does.
+
+pub(super) mod eviction;
+pub(super) mod kubelet;
+pub(super) mod resize;
 
 use std::sync::Arc;
 
@@ -8,7 +13,7 @@ use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
 use super::subresource::{Admitted, Request};
-use super::{
+use crate::http::{
     Shared,
     request::Call,
     request::{parse_body, parse_patch, patch_type_of, write_options},

@@ -1,7 +1,8 @@
 //! Self-subject reviews, which `kubectl auth can-i` and `kubectl auth whoami` send: the caller asks who
 //! it is and what it may do, and the answer is computed, never stored, by the same authorizers that
-//! decide its requests (see [`super::filters::authorization::authorizer`]): the holder of the embedded server's token is a
-//! member of `system:masters` and may do everything, anyone else what RBAC grants.
+//! decide its requests (see [`crate::http::filters::authorization::authorizer`]): the holder of the
+//! embedded server's token is a member of `system:masters` and may do everything, anyone else what
+//! RBAC grants.
 
 use apimachinery::{
     FieldCause,
@@ -11,7 +12,8 @@ use apimachinery::{
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{
+use crate::error::{Error, Result, Subject};
+use crate::http::{
     Shared,
     filters::{
         authentication::identity::Identity,
@@ -22,7 +24,6 @@ use super::{
     },
     respond,
 };
-use crate::error::{Error, Result, Subject};
 
 use crate::token_holder::{GROUPS, USER};
 

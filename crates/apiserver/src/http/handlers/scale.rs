@@ -12,7 +12,7 @@ use apimachinery::{
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{Shared, respond};
+use crate::http::{Shared, respond};
 use crate::{
     admission,
     error::{Error, Result, Subject},

@@ -7,7 +7,10 @@
 use apimachinery::resource::ResourceType;
 
 use super::super::{
-    eviction, kubelet, namespace_finalize, pod_resize, pods, proxies, service_account_tokens,
+    namespaces::finalize,
+    pods::{self, eviction, kubelet, resize},
+    proxies,
+    serviceaccounts::token,
     subresource::{Admitted, Subresource},
 };
 
@@ -16,13 +19,13 @@ const ADMITTED: &[&Admitted] = &[
     &pods::BINDING,
     &pods::EPHEMERAL_CONTAINERS,
     &eviction::ENDPOINT,
-    &pod_resize::ENDPOINT,
-    &namespace_finalize::ENDPOINT,
+    &resize::ENDPOINT,
+    &finalize::ENDPOINT,
 ];
 
 const ALL: &[&Subresource] = &[
     &kubelet::ENDPOINT,
-    &service_account_tokens::ENDPOINT,
+    &token::ENDPOINT,
     &proxies::SERVICES,
     &proxies::NODES,
 ];

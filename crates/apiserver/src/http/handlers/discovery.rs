@@ -5,8 +5,8 @@ use apimachinery::discovery as docs;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{
-    openapi_cache::{self, Document, OpenApiCache},
+use super::openapi_cache::{self, Document, OpenApiCache};
+use crate::http::{
     request::Call,
     respond::{self, AGGREGATED_DISCOVERY, DiscoveryForm, Endpoint},
 };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use apimachinery::resource::ResourceType;
 use axum::response::Response;
 
-use super::{Shared, request::Call};
+use crate::http::{Shared, request::Call};
 use crate::{admission, error::Result};
 
 /// A request to a subresource of one object.

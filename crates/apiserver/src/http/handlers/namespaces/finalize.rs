@@ -5,8 +5,8 @@
 
 use axum::{http::Method, response::Response};
 
-use super::subresource::{Admitted, Request};
-use super::{
+use crate::http::handlers::subresource::{Admitted, Request};
+use crate::http::{
     request::{parse_body, write_options},
     respond,
 };

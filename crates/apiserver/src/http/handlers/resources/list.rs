@@ -7,12 +7,13 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::{
-    super::{
-        Shared, continuation,
-        request::{Call, invalid_option, selectors},
-        respond::{self, Representation},
-    },
     answers::{list_body, table},
+    continuation,
+};
+use crate::http::{
+    Shared,
+    request::{Call, invalid_option, selectors},
+    respond::{self, Representation},
 };
 use crate::{
     admission,

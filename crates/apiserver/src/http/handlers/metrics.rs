@@ -10,7 +10,7 @@ use axum::{
 };
 use serde_json::Value;
 
-use super::Shared;
+use crate::http::Shared;
 use crate::store::Origin;
 
 /// The seats kube-apiserver shares among priority levels: its default `--max-requests-inflight`

@@ -6,7 +6,8 @@ use apimachinery::{FieldCause, resource::ResourceType};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{
+use crate::error::{Error, Result, Subject};
+use crate::http::{
     Shared,
     filters::{
         authentication::issued_tokens::{self, Verdict},
@@ -14,7 +15,6 @@ use super::{
     },
     respond,
 };
-use crate::error::{Error, Result, Subject};
 
 /// Whether `rt` is one of the reviews answered here.
 pub fn answers(rt: &ResourceType) -> bool {
@@ -68,7 +68,7 @@ fn token_review(shared: &Shared, review: &Value) -> Result<Value> {
         .map(|credentials| credentials.identify_for(token, &audiences));
     Ok(match verdict {
         Some(Verdict::Authenticated(identity, audiences)) => {
-            let mut user = super::reviews::user_info(&identity);
+            let mut user = super::self_subject::user_info(&identity);
             if user.get("extra").is_none() {
                 user["extra"] = json!({});
             }

@@ -7,7 +7,7 @@ use apimachinery::meta;
 use axum::{body::Body, http::Method, response::Response};
 use serde_json::Value;
 
-use super::subresource::Subresource;
+use crate::http::handlers::subresource::Subresource;
 use crate::{
     error::{Error, Result},
     store::{Store, subject},
@@ -77,7 +77,7 @@ pub fn answer(
 }
 
 /// Why the kubelet of `node` cannot be reached: no address it reports, or none this server forwards to.
-pub(super) fn unreachable(node: &Value, node_name: &str) -> Error {
+pub(in crate::http::handlers) fn unreachable(node: &Value, node_name: &str) -> Error {
     let known: Vec<String> = node
         .pointer("/status/addresses")
         .and_then(Value::as_array)

@@ -3,9 +3,12 @@
 //! ([`subresources`]), or one of the resource's verbs ([`verbs`], [`list`], watch).
 
 mod answers;
+mod computed;
+mod continuation;
 mod list;
 mod subresources;
 mod verbs;
+mod watch;
 
 use std::sync::Arc;
 
@@ -14,14 +17,16 @@ use axum::{http::Method, response::Response};
 use serde_json::{Value, json};
 
 use super::{
-    Shared, access_reviews, computed, kubelet,
+    pods::{self, kubelet},
+    reviews::{access, self_subject},
+    scale,
+    subresource::Request,
+};
+use crate::http::{
+    Shared,
     path::ResourcePath,
-    pods,
     request::{Call, parse_body, parse_patch, patch_type_of, write_options},
     respond::{self, Encoding, Endpoint, Representation},
-    reviews, scale,
-    subresource::Request,
-    watch,
 };
 use crate::{
     admission,
@@ -214,12 +219,12 @@ async fn review(
             };
             pods::bind(shared, &pods, &pod, call, &admitted_as).await
         }
-        (&Method::POST, None) if access_reviews::answers(rt) => {
-            access_reviews::answer(shared, rt, parse_body(call, rt)?.0, target.namespace.as_deref())
+        (&Method::POST, None) if access::answers(rt) => {
+            access::answer(shared, rt, parse_body(call, rt)?.0, target.namespace.as_deref())
         }
         (&Method::POST, None) => {
             let manager = write_options(call, Vec::new())?.field_manager.unwrap_or_default();
-            reviews::answer(shared, rt, parse_body(call, rt)?.0, &manager, &call.identity)
+            self_subject::answer(shared, rt, parse_body(call, rt)?.0, &manager, &call.identity)
         }
         _ => Err(Error::MethodNotAllowed("a review is only created".into())),
     }

@@ -8,16 +8,14 @@ use apimachinery::{patch::PatchType, resource::ResourceType};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::{
-    super::{
-        Shared,
-        request::{
-            Call, delete_options, invalid_option, parse_body, parse_patch, patch_type_of, selectors,
-            write_options,
-        },
-        respond,
+use super::answers::{deleted, list_body, represent_one, represent_written};
+use crate::http::{
+    Shared,
+    request::{
+        Call, delete_options, invalid_option, parse_body, parse_patch, patch_type_of, selectors,
+        write_options,
     },
-    answers::{deleted, list_body, represent_one, represent_written},
+    respond,
 };
 use crate::{
     admission::{self, Change},

@@ -9,11 +9,11 @@ use apimachinery::{
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::super::{
+use crate::error::Result;
+use crate::http::{
     request::{Call, include_object},
     respond::{self, Representation},
 };
-use crate::error::Result;
 
 pub fn represent_one(rt: &ResourceType, object: Value, call: &Call) -> Result<Response> {
     if respond::negotiate(&call.accept) == Representation::Table {

@@ -115,7 +115,7 @@ pub fn node(store: &Store, id: &str, method: &Method) -> Result<Response> {
         ProxyTarget::parse(id).ok_or_else(|| Error::BadRequest(format!("invalid node request {id:?}")))?;
     let nodes = store.resolve("", "v1", "nodes").ok_or(Error::UnknownResource)?;
     let node = store.get(&nodes, "", target.name)?;
-    Err(super::kubelet::unreachable(&node, meta::name(&node)))
+    Err(super::pods::kubelet::unreachable(&node, meta::name(&node)))
 }
 
 /// 503 ServiceUnavailable, as kube-apiserver words it.

@@ -6,6 +6,7 @@ use apimachinery::{FieldCause, resource::ResourceType};
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::field_text;
 use crate::error::{Error, Result, Subject};
 use crate::http::{
     Shared,
@@ -93,17 +94,10 @@ fn access_review(
     namespace: Option<&str>,
 ) -> Result<Value> {
     let spec = review.get("spec").cloned().unwrap_or(Value::Null);
-    let text = |value: &Value, key: &str| {
-        value
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
     let resource = spec.get("resourceAttributes").filter(|v| !v.is_null());
     let non_resource = spec.get("nonResourceAttributes").filter(|v| !v.is_null());
     let requester = Requester {
-        user: text(&spec, "user"),
+        user: field_text(&spec, "user"),
         groups: spec
             .get("groups")
             .and_then(Value::as_array)
@@ -139,7 +133,7 @@ fn access_review(
     }
     // A LocalSubjectAccessReview asks about its own namespace and no other.
     if let (Some(namespace), Some(attributes)) = (namespace, resource) {
-        let asked = text(attributes, "namespace");
+        let asked = field_text(attributes, "namespace");
         if !asked.is_empty() && asked != namespace {
             causes.push(invalid(
                 "spec.resourceAttributes.namespace",
@@ -163,18 +157,18 @@ fn access_review(
     }
     let action = match resource {
         Some(attributes) => Action::Resource {
-            verb: text(attributes, "verb"),
-            group: text(attributes, "group"),
-            resource: text(attributes, "resource"),
-            subresource: text(attributes, "subresource"),
-            namespace: namespace.map_or_else(|| text(attributes, "namespace"), str::to_owned),
-            name: text(attributes, "name"),
+            verb: field_text(attributes, "verb"),
+            group: field_text(attributes, "group"),
+            resource: field_text(attributes, "resource"),
+            subresource: field_text(attributes, "subresource"),
+            namespace: namespace.map_or_else(|| field_text(attributes, "namespace"), str::to_owned),
+            name: field_text(attributes, "name"),
         },
         None => {
             let attributes = non_resource.unwrap_or(&Value::Null);
             Action::NonResource {
-                verb: text(attributes, "verb"),
-                path: text(attributes, "path"),
+                verb: field_text(attributes, "verb"),
+                path: field_text(attributes, "path"),
             }
         }
     };

@@ -12,6 +12,7 @@ use apimachinery::{
 use axum::response::Response;
 use serde_json::{Value, json};
 
+use super::field_text;
 use crate::error::{Error, Result, Subject};
 use crate::http::{
     Shared,
@@ -92,27 +93,20 @@ pub fn answer(
 /// Whether the requester may do what a SelfSubjectAccessReview's attributes name, with RBAC's reason.
 fn access_status(shared: &Shared, requester: &Requester, review: &Value) -> Value {
     let attributes = |key: &str| review.pointer(&format!("/spec/{key}")).filter(|v| !v.is_null());
-    let text = |value: &Value, key: &str| {
-        value
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
     let action = match attributes("resourceAttributes") {
         Some(r) => Action::Resource {
-            verb: text(r, "verb"),
-            group: text(r, "group"),
-            resource: text(r, "resource"),
-            subresource: text(r, "subresource"),
-            namespace: text(r, "namespace"),
-            name: text(r, "name"),
+            verb: field_text(r, "verb"),
+            group: field_text(r, "group"),
+            resource: field_text(r, "resource"),
+            subresource: field_text(r, "subresource"),
+            namespace: field_text(r, "namespace"),
+            name: field_text(r, "name"),
         },
         None => {
             let n = attributes("nonResourceAttributes").unwrap_or(&Value::Null);
             Action::NonResource {
-                verb: text(n, "verb"),
-                path: text(n, "path"),
+                verb: field_text(n, "verb"),
+                path: field_text(n, "path"),
             }
         }
     };

@@ -3,8 +3,10 @@
 //! unmodified. Its layers, each calling only the ones below it:
 //!
 //! ```text
-//!  http/         endpoints: routing, authentication, one request reader (request.rs), resources by
-//!    |           verb (resources/), subresources declared beside their handlers, watches, Status
+//!  http/         filters/ wrapped around handlers/, as kube-apiserver layers them: authentication
+//!    |           (impersonation), flow control, authorization, audit; handlers/: discovery, resources
+//!    |           by verb with their watches, subresources by kind (pods/, namespaces/ ...), reviews;
+//!    |           one request reader (request.rs), Status and negotiation (respond.rs)
 //!  admission/    a request's write in stages, each run once (counted on /metrics): decode,
 //!    |           mutating webhooks, validate, policies and validating webhooks, conversion, commit
 //!  strategy/     what each kind's write does to an object: decoding, pruning, defaulting,

@@ -4,6 +4,8 @@
 //! in the same step), [`flow_control`] (API Priority and Fairness' classification), [`authorization`]
 //! (RBAC, with the escalation and owner-reference checks that read a write's body), then the handler,
 //! which [`audit`] records (in `super::dispatch`, around reading the request and answering it).
+//! kube-apiserver audits right after authentication, so its log also holds what impersonation and
+//! authorization refuse; this one records only the requests that reach a handler.
 
 pub mod audit;
 pub mod authentication;

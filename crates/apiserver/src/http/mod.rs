@@ -1,6 +1,6 @@
 //! The HTTP face of the server, layered as kube-apiserver's: the [`filters`] every request passes
 //! (authentication, flow control, authorization, audit) wrapped around the [`handlers`]. What both
-//! read stays here: the request, read once ([`request`]), what its path names ([`path`]), the answer
+//! read stays here: the request, read once (`request`), what its path names ([`path`]), the answer
 //! ([`respond`]), the state every request shares ([`Shared`]) and TLS ([`tls`]). One fallback
 //! handler parses the Kubernetes URL scheme (C1) because its shape
 //! (`namespaces/{ns}/{plural}/{name}/{sub}` next to `namespaces/{name}/status`) does not fit a

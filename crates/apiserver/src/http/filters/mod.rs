@@ -1,7 +1,7 @@
 //! The filters every request passes before a handler sees it, assembled here around the handlers.
 //!
-//! In the order a request meets them: [`authentication`] (the bearer token, then [`impersonation`]
-//! in the same step), [`flow_control`] (API Priority and Fairness' classification), [`authorization`]
+//! In the order a request meets them: [`authentication`] (the bearer token, then `impersonation`
+//! in the same step), `flow_control` (API Priority and Fairness' classification), [`authorization`]
 //! (RBAC, with the escalation and owner-reference checks that read a write's body), then the handler,
 //! which [`audit`] records (in `super::dispatch`, around reading the request and answering it).
 //! kube-apiserver audits right after authentication, so its log also holds what impersonation and

@@ -2,7 +2,7 @@
 //! authentication, impersonation and flow control, before any handler, each request is decided by
 //! its attributes (verb, API group, resource, subresource, namespace, name; or verb and path for a
 //! non-resource URL) for the user it authenticated as. Members of `system:masters` (the holder of the
-//! server's token) may do everything; anyone else what RBAC grants (see [`authorizer`]).
+//! server's token) may do everything; anyone else what RBAC grants (see `authorizer`).
 //! A refusal is kube-apiserver's 403 Status:
 //! `deployments.apps is forbidden: User "alice" cannot list resource "deployments" in API group "apps" in the namespace "default"`.
 //!

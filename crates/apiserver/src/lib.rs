@@ -3,8 +3,10 @@
 //! unmodified. Its layers, each calling only the ones below it:
 //!
 //! ```text
-//!  http/         endpoints: routing, authentication, one request reader (request.rs), resources by
-//!    |           verb (resources/), subresources declared beside their handlers, watches, Status
+//!  http/         filters/ wrapped around handlers/, as kube-apiserver layers them: authentication
+//!    |           (impersonation), flow control, authorization, audit; handlers/: discovery, resources
+//!    |           by verb with their watches, subresources by kind (pods/, namespaces/ ...), reviews;
+//!    |           one request reader (request.rs), Status and negotiation (respond.rs)
 //!  admission/    a request's write in stages, each run once (counted on /metrics): decode,
 //!    |           mutating webhooks, validate, policies and validating webhooks, conversion, commit
 //!  strategy/     what each kind's write does to an object: decoding, pruning, defaulting,
@@ -43,10 +45,10 @@ use std::{
 };
 
 pub use error::{Error, Result};
-pub use http::{
+pub use http::filters::{
     audit::{Audit, AuditRecord},
-    auth::Auth,
-    authorization_mode::Authorization,
+    authentication::Auth,
+    authorization::mode::Authorization,
 };
 use secrecy::{ExposeSecret, SecretString};
 pub use store::Store;
@@ -78,7 +80,8 @@ pub struct Config {
     /// A generated token and the TLS CA and certificate are kept there too, so that a kubeconfig written
     /// before a restart still works after it (on the same address).
     pub data_dir: Option<PathBuf>,
-    /// Whether each request's authorization attributes are recorded (see [`http::audit`]); off by default.
+    /// Whether each request's authorization attributes are recorded (see [`http::filters::audit`]); off
+    /// by default.
     pub audit: Audit,
     /// kube-apiserver's `WatchList` feature gate: whether watches serve streaming lists
     /// (`sendInitialEvents`). Off by default, as in kube-apiserver 1.33, which refuses such a watch
@@ -116,8 +119,8 @@ pub struct ApiServer {
     token: Option<SecretString>,
     /// Present exactly when a token is required: clients send credentials over https only.
     tls: Option<http::tls::Identity>,
-    audit: Option<Arc<http::audit::AuditLog>>,
-    users: Arc<http::static_users::StaticUsers>,
+    audit: Option<Arc<http::filters::audit::AuditLog>>,
+    users: Arc<http::filters::authentication::static_users::StaticUsers>,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
     /// Wakes the workload controllers for what waits for time.
@@ -147,13 +150,13 @@ impl ApiServer {
             (Some(_), Some(dir)) => Some(http::tls::Identity::kept_in(dir)?),
             (Some(_), None) => Some(http::tls::Identity::generate()?),
         };
-        let audit = http::audit::AuditLog::open(&config.audit)?.map(Arc::new);
+        let audit = http::filters::audit::AuditLog::open(&config.audit)?.map(Arc::new);
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.addr)))?;
         let addr = listener.local_addr()?;
         emulated::serve_on(&store, addr.port());
-        let users = Arc::new(http::static_users::StaticUsers::default());
+        let users = Arc::new(http::filters::authentication::static_users::StaticUsers::default());
         let shared = Arc::new(http::Shared {
             store: store.clone(),
             max_body_bytes: config.max_body_bytes,
@@ -210,8 +213,8 @@ impl ApiServer {
         self.tls.as_ref().map(http::tls::Identity::ca_pem)
     }
 
-    /// The requests recorded so far, oldest first (see [`http::audit`]); empty when [`Config::audit`]
-    /// is off.
+    /// The requests recorded so far, oldest first (see [`http::filters::audit`]); empty when
+    /// [`Config::audit`] is off.
     pub fn audit(&self) -> Vec<AuditRecord> {
         self.audit.as_ref().map(|log| log.records()).unwrap_or_default()
     }
@@ -339,7 +342,7 @@ fn kept_token(dir: &Path) -> std::io::Result<String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(unreadable(e)),
     }
-    let token = http::random_token::generate_token();
+    let token = http::filters::authentication::random_token::generate_token();
     // Synced: a token lost to a power cut would lock out the kubeconfigs handed out since.
     write_private(&path, token.as_bytes())
         .and_then(|file| file.sync_all())

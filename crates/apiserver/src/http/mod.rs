@@ -1,76 +1,30 @@
-//! Routing, content negotiation, Status errors and watch streaming. One fallback handler parses the
-//! Kubernetes URL scheme (C1) because its shape (`namespaces/{ns}/{plural}/{name}/{sub}` next to
-//! `namespaces/{name}/status`) does not fit a static route table.
+//! The HTTP face of the server, layered as kube-apiserver's: the [`filters`] every request passes
+//! (authentication, flow control, authorization, audit) wrapped around the [`handlers`]. What both
+//! read stays here: the request, read once (`request`), what its path names ([`path`]), the answer
+//! ([`respond`]), the state every request shares ([`Shared`]) and TLS ([`tls`]). One fallback
+//! handler parses the Kubernetes URL scheme (C1) because its shape
+//! (`namespaces/{ns}/{plural}/{name}/{sub}` next to `namespaces/{name}/status`) does not fit a
+//! static route table.
 
-mod access_reviews;
-pub mod audit;
-pub mod auth;
-mod authorization;
-pub mod authorization_mode;
-mod computed;
-mod continuation;
-mod discovery;
-mod eviction;
-mod flow_control;
-mod health;
-pub mod identity;
-mod impersonation;
-pub mod issued_tokens;
-mod kubelet;
-mod metrics;
-mod namespace_finalize;
-pub mod openapi_cache;
-mod owner_reference_permissions;
+pub mod filters;
+pub mod handlers;
 pub mod path;
-mod pod_resize;
-mod pods;
-mod proxies;
-pub(crate) mod random_token;
-mod rbac_escalation;
 pub(crate) mod request;
-mod request_authorization;
-mod resources;
 pub mod respond;
-pub(crate) mod reviews;
-mod scale;
-mod sent_object;
-mod service_account_tokens;
 mod shared;
-pub mod static_users;
-mod subresource;
 pub mod tls;
-mod watch;
 
 use std::{sync::Arc, time::Instant};
 
 use axum::{Router, body::Body, extract::State, http::Request, response::Response};
 
 use crate::error::Error;
+use handlers::{discovery, health, metrics, resources};
 use request::Call;
 pub use shared::Shared;
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    // Layers run outside in, the last added first: authentication, then classification, then
-    // authorization, as kube-apiserver's filters run.
-    let router = Router::new()
-        .fallback(dispatch)
-        .layer(axum::middleware::from_fn_with_state(
-            shared.clone(),
-            request_authorization::authorize,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            shared.clone(),
-            flow_control::classify,
-        ));
-    // A layer runs before the fallback, so an unauthenticated request never reaches a handler.
-    let router = match shared.credentials() {
-        Some(credentials) => router.layer(axum::middleware::from_fn_with_state(
-            credentials,
-            auth::require_bearer_token,
-        )),
-        None => router,
-    };
-    router.with_state(shared)
+    filters::around(Router::new().fallback(dispatch), &shared).with_state(shared)
 }
 
 async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Response {
@@ -84,7 +38,7 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> 
     let mut response = match request::read_call(request, shared.max_body_bytes).await {
         Ok(call) => {
             if traffic {
-                sent = Some(audit::Exchange {
+                sent = Some(filters::audit::Exchange {
                     method: method.to_string(),
                     target: uri.path_and_query().map(ToString::to_string).unwrap_or_default(),
                     content_type: call.content_type.clone(),
@@ -101,7 +55,7 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request<Body>) -> 
     if let Some(audited) = audited {
         let exchange = match sent {
             Some(exchange) => {
-                let (recorded, answered) = audit::with_response_body(exchange, response).await;
+                let (recorded, answered) = filters::audit::with_response_body(exchange, response).await;
                 response = answered;
                 Some(recorded)
             }

@@ -16,7 +16,7 @@ use axum::{
 };
 use serde_json::{Value, json};
 
-use super::identity;
+use super::filters::authentication::identity;
 use crate::{
     error::{Error, Result},
     store::{DeleteOptions, DeletePropagation, FieldValidation, WriteOptions},

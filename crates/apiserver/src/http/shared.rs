@@ -3,7 +3,14 @@
 
 use std::sync::Arc;
 
-use super::{audit, auth, authorization_mode, issued_tokens, openapi_cache, static_users};
+use super::{
+    filters::{
+        audit,
+        authentication::{self, issued_tokens, static_users},
+        authorization::mode,
+    },
+    handlers::openapi_cache,
+};
 use crate::store::Store;
 
 /// What every request handler shares.
@@ -31,7 +38,7 @@ pub struct Shared {
     /// The users added with their own tokens ([`crate::ApiServer::add_user`]).
     pub users: Arc<static_users::StaticUsers>,
     /// Whether requests are authorized by RBAC, or all allowed.
-    pub authorization: authorization_mode::Authorization,
+    pub authorization: mode::Authorization,
     /// Whether the OwnerReferencesPermissionEnforcement admission plugin checks who sets owner
     /// references ([`crate::Config::owner_reference_permissions`]).
     pub owner_reference_permissions: bool,
@@ -39,8 +46,8 @@ pub struct Shared {
 
 impl Shared {
     /// What a presented token is checked against; `None` when authentication is off.
-    pub fn credentials(&self) -> Option<auth::Credentials> {
-        self.token.clone().map(|token| auth::Credentials {
+    pub fn credentials(&self) -> Option<authentication::Credentials> {
+        self.token.clone().map(|token| authentication::Credentials {
             token,
             service_accounts: self.service_account_tokens.clone(),
             users: self.users.clone(),

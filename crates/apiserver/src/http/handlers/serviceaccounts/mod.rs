@@ -1,0 +1,3 @@
+//! A service account's subresources: [`token`], which issues it a token (TokenRequest).
+
+pub(super) mod token;

@@ -30,6 +30,7 @@ pub mod emulated;
 pub mod error;
 pub mod flowcontrol;
 pub mod http;
+pub(crate) mod kinds;
 pub(crate) mod rbac;
 pub mod store;
 pub(crate) mod strategy;

@@ -56,13 +56,13 @@ impl Controllers {
     }
 }
 
-/// The hooks a store opens with: each kind's strategy from the kinds' table, the rest from the
+/// The hooks a store opens with: each kind's rules from the kinds' table, the rest from the
 /// controllers.
 impl From<Arc<Controllers>> for Hooks {
     fn from(controllers: Arc<Controllers>) -> Hooks {
         Hooks {
             lifecycle: controllers.clone(),
-            strategy: Arc::new(crate::kinds::Strategies),
+            kind_rules: Arc::new(crate::kinds::Table),
             admission: controllers.clone(),
             indexes: controllers.clone(),
             reactions: controllers,

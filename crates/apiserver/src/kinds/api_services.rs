@@ -2,7 +2,7 @@
 //! controller's (`emulated::api_services`).
 
 use apimachinery::resource::ResourceType;
-use apimachinery::{FieldCause, meta, schema::messages};
+use apimachinery::{FieldCause, meta, schema::messages, validation::NameRule};
 use serde_json::{Value, json};
 
 use super::Kind;
@@ -24,6 +24,11 @@ impl Kind for ApiServices {
             causes if causes.is_empty() => Ok(()),
             causes => Err(causes),
         }
+    }
+
+    /// The name is `version.group`, the group maybe empty.
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
     }
 }
 

@@ -1,6 +1,6 @@
 //! The rules a kind may have of its own, each a method with a default that does nothing special.
 
-use apimachinery::{FieldCause, resource::ResourceType};
+use apimachinery::{FieldCause, resource::ResourceType, validation::NameRule};
 use serde_json::Value;
 
 use crate::{error::Error, store::State};
@@ -28,5 +28,21 @@ pub(crate) trait Kind: Sync {
     /// Whether the object `name` may be deleted at all.
     fn check_deletable(&self, _name: &str) -> Result<(), Error> {
         Ok(())
+    }
+
+    /// What its objects' names must look like.
+    fn name_rule(&self) -> NameRule {
+        NameRule::Subdomain
+    }
+
+    /// The kind's rules of validation beyond the metadata every kind shares, for the kinds whose
+    /// rules no schema says: the causes of a 422, none when valid.
+    fn validate(&self, _rt: &ResourceType, _object: &Value) -> Vec<FieldCause> {
+        Vec::new()
+    }
+
+    /// Whether a `/status` write also takes the object's annotations.
+    fn status_takes_annotations(&self) -> bool {
+        false
     }
 }

@@ -4,7 +4,7 @@
 //! (`emulated::namespaces`).
 
 use apimachinery::FieldCause;
-use apimachinery::{meta, resource::ResourceType};
+use apimachinery::{meta, resource::ResourceType, validation::NameRule};
 use serde_json::{Value, json};
 
 use super::Kind;
@@ -32,6 +32,10 @@ impl Kind for Namespaces {
     /// A namespace waits for its `spec.finalizers` too, as kube-apiserver's namespace registry does.
     fn may_go(&self, object: &Value) -> bool {
         spec_finalizers(object).is_empty()
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::Label
     }
 
     /// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one

@@ -120,7 +120,7 @@ impl Store {
         let old = self
             .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
-        self.hooks.strategy.check_deletable(rt, name)?;
+        self.hooks.kind_rules.check_deletable(rt, name)?;
         if let Some(teardown) = self
             .hooks
             .reactions

@@ -162,7 +162,7 @@ impl Store {
         }
         if meta::is_deleting(&next)
             && meta::finalizers(&next).is_empty()
-            && self.hooks.strategy.may_go(rt, &next)
+            && self.hooks.kind_rules.may_go(rt, &next)
         {
             let removed = self.remove(state, rt, namespace, name, next);
             return Ok(Written {
@@ -203,7 +203,7 @@ impl Store {
     /// then the admission plugins that see every create (quotas).
     fn on_create(&self, state: &mut State, rt: &ResourceType, object: &mut Value) -> Result<()> {
         self.hooks
-            .strategy
+            .kind_rules
             .prepare(state, rt, None, object, None)
             .map_err(|causes| refused(rt, object, true, Refusal::Invalid(causes)))?;
         self.hooks
@@ -221,7 +221,7 @@ impl Store {
         subresource: Option<&str>,
     ) -> Result<()> {
         self.hooks
-            .strategy
+            .kind_rules
             .prepare(state, rt, Some(old), object, subresource)
             .map_err(|causes| refused(rt, object, false, Refusal::Invalid(causes)))?;
         self.hooks

@@ -10,7 +10,7 @@ pub(crate) mod addresses;
 
 use std::net::Ipv4Addr;
 
-use apimachinery::{FieldCause, resource::ResourceType};
+use apimachinery::{FieldCause, resource::ResourceType, validation::NameRule};
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
@@ -31,6 +31,10 @@ impl Kind for Services {
         _subresource: Option<&str>,
     ) -> Result<(), Vec<FieldCause>> {
         prepare(state, old, object)
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::Dns1035Label
     }
 }
 

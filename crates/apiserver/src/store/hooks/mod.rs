@@ -3,7 +3,7 @@
 //! one per concern, called at fixed points of every write under the store's lock:
 //!
 //! - [`Lifecycle`]: what a store holds when it opens, and a fresh start after a panic;
-//! - [`KindStrategy`]: what a kind's own rules do to its objects (defaults, server-set fields,
+//! - [`KindRules`]: what a kind's own rules do to its objects (defaults, server-set fields,
 //!   whether it may be deleted);
 //! - [`AdmissionPlugins`]: the built-in admission plugins that see every write (NamespaceLifecycle,
 //!   ResourceQuota);
@@ -15,24 +15,24 @@
 
 mod admission;
 mod indexes;
+mod kind_rules;
 mod lifecycle;
 mod reactions;
-mod strategy;
 
 use std::sync::Arc;
 
 pub(crate) use admission::AdmissionPlugins;
 pub(crate) use indexes::Indexes;
+pub(crate) use kind_rules::KindRules;
 pub(crate) use lifecycle::Lifecycle;
 pub(crate) use reactions::WriteReactions;
-pub(crate) use strategy::KindStrategy;
 
 /// The five concerns, each behind its own trait object: a caller names the one it uses
 /// (`hooks.indexes.indexed(..)`).
 #[derive(Clone)]
 pub(crate) struct Hooks {
     pub lifecycle: Arc<dyn Lifecycle>,
-    pub strategy: Arc<dyn KindStrategy>,
+    pub kind_rules: Arc<dyn KindRules>,
     pub admission: Arc<dyn AdmissionPlugins>,
     pub indexes: Arc<dyn Indexes>,
     pub reactions: Arc<dyn WriteReactions>,

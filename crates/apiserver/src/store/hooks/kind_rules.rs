@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::{error::Error, store::State};
 
 /// What a kind does to its objects under the store's lock.
-pub(crate) trait KindStrategy: Send + Sync + 'static {
+pub(crate) trait KindRules: Send + Sync + 'static {
     /// Prepares a create (`old` = None) or an update, made through `subresource`: sets what the
     /// server sets, or refuses the object with the causes of a 422.
     fn prepare(

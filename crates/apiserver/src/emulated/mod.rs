@@ -1,8 +1,11 @@
 //! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
-//! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6),
+//! registration (V1), the `kubernetes` Service (B6),
 //! workloads: Deployments, ReplicaSets, ReplicationControllers and Pods, run on a simulated node (K1,
 //! `workloads`), the ServiceAccount `default` of each namespace (K4), and ResourceQuotas (Q1).
+//!
+//! What a kind's own rules set on its writes (a Service's addresses, a namespace's finalizer) is
+//! not a controller's: see `kinds/`.
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.

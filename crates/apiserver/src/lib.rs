@@ -12,10 +12,15 @@
 //!  strategy/     what each kind's write does to an object: decoding, pruning, defaulting,
 //!    |           validation, server-set fields, managedFields, patches
 //!  store/        the commit under one lock, resourceVersions, the watch history, persistence. It
-//!    |           names no kind and no controller: what kinds add to a write comes through `Hooks`
-//!    ^ implements store::Hooks (wired in by ApiServer::start)
+//!    |           names no kind and no controller: what others add to a write comes through its
+//!    |           hooks, one small trait per concern (store/hooks/)
+//!    ^ implement the store's hooks (wired in by ApiServer::start)
+//!  kinds/        what is special about each kind (server-set fields, names, validation, deletion),
+//!    |           one module per kind in one table by group and resource, which strategy/ asks too:
+//!    |           a change for one kind goes in its module there
 //!  emulated/     what kube-controller-manager and a kubelet would do: garbage collection, namespaces,
-//!                workloads, quotas, Service addresses; flowcontrol/ keeps API Priority and Fairness
+//!                workloads, quotas, the `kubernetes` Service; flowcontrol/ keeps API Priority and
+//!                Fairness
 //! ```
 //!
 //! The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
@@ -32,6 +37,7 @@ pub mod emulated;
 pub mod error;
 pub mod flowcontrol;
 pub mod http;
+pub(crate) mod kinds;
 pub(crate) mod rbac;
 pub mod store;
 pub(crate) mod strategy;

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use apimachinery::{FieldCause, meta, resource::ResourceType, schema::validate_crd};
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
 
 use crate::{
@@ -36,43 +36,6 @@ pub(super) fn register_stored(
 const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 /// The field manager kube-apiserver's own CRD controllers write as.
 const CONTROLLERS: &str = "kube-apiserver";
-
-pub(super) fn admit(
-    state: &mut State,
-    old: Option<&Value>,
-    object: &mut Value,
-) -> Result<(), Vec<FieldCause>> {
-    // The versions objects are stored at are set before validation, which checks them against the
-    // versions served (as kube-apiserver's strategy prepares a CRD before validating it).
-    let storage = stored_versions(old, object);
-    match old {
-        None => {
-            // As Go prints a new CRD's status: `conditions` has no omitempty, so it is null. Accepting
-            // the names is the naming controller's, in a write of its own (see `establish`).
-            object["status"] = json!({
-                "acceptedNames": {"kind": "", "plural": ""},
-                "conditions": null,
-                "storedVersions": storage,
-            })
-        }
-        Some(_) => {
-            if !object.get("status").is_some_and(Value::is_object) {
-                object["status"] = json!({});
-            }
-            object["status"]["storedVersions"] = json!(storage);
-        }
-    }
-    let causes = validate_crd(object);
-    if !causes.is_empty() {
-        return Err(causes);
-    }
-    let types = apimachinery::resource::from_crd(object)?;
-    let name = meta::name(object).to_owned();
-    if !meta::is_deleting(object) {
-        state.registry.set_crd(&name, types);
-    }
-    Ok(())
-}
 
 /// What kube-apiserver's CRD controllers write after a CRD is created or renamed, as a status write
 /// of their own: the names accepted, the NamesAccepted and Established conditions. Done at once after the write that called for it, so a client that reads the CRD after
@@ -135,36 +98,6 @@ fn set_condition(conditions: &mut Vec<Value>, kind: &str, reason: &str, message:
         Some(existing) => *existing = wanted,
         None => conditions.push(wanted),
     }
-}
-
-/// `status.storedVersions`: every version objects may still be stored at. A new CRD has its storage
-/// version; a changed one keeps the list (as the write carries it, or as it was) and gains the new
-/// storage version, which only a status write that migrated the objects may drop older ones from.
-fn stored_versions(old: Option<&Value>, object: &Value) -> Vec<Value> {
-    let listed = |crd: &Value| {
-        crd.pointer("/status/storedVersions")
-            .and_then(Value::as_array)
-            .cloned()
-    };
-    let mut stored = match old {
-        None => Vec::new(),
-        Some(old) => listed(object).or_else(|| listed(old)).unwrap_or_default(),
-    };
-    // Only the first version marked storage counts: a CRD marking two is invalid, and told so
-    // by the stored versions missing the second.
-    let storage = object
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        .and_then(|v| v.get("name").cloned());
-    if let Some(version) = storage
-        && !stored.contains(&version)
-    {
-        stored.push(version);
-    }
-    stored
 }
 
 /// Marks the CRD deleting, deletes every custom resource it serves, and removes it once none is left.

@@ -19,7 +19,7 @@ fn desired(port: u16) -> Value {
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"name": NAME, "namespace": NAMESPACE,
             "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"type": "ClusterIP", "clusterIP": super::services::KUBERNETES_IP.to_string(), "sessionAffinity": "None",
+        "spec": {"type": "ClusterIP", "clusterIP": crate::kinds::services::KUBERNETES_IP.to_string(), "sessionAffinity": "None",
             "ipFamilyPolicy": "SingleStack",
             "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]},
     })

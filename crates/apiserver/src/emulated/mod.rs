@@ -1,8 +1,11 @@
 //! What kube-controller-manager and kubelet would do in a real cluster, done in-process (K1, K3):
 //! garbage collection by owner references (L5), namespace teardown (L4), CRD teardown (L6), CRD
-//! registration (V1), Service cluster IPs and node ports (B5), the `kubernetes` Service (B6),
+//! registration (V1), the `kubernetes` Service (B6),
 //! workloads: Deployments, ReplicaSets, ReplicationControllers and Pods, run on a simulated node (K1,
 //! `workloads`), the ServiceAccount `default` of each namespace (K4), and ResourceQuotas (Q1).
+//!
+//! What a kind's own rules set on its writes (a Service's addresses, a namespace's finalizer) is
+//! not a controller's: see `kinds/`.
 //!
 //! These run inside the store's write lock, as consequences of the write that triggered them, so a
 //! test sees a consistent world the moment its request returns: no background loop to wait for.
@@ -13,30 +16,31 @@ mod crds;
 mod garbage_collector;
 mod kubernetes_service;
 mod namespaces;
-mod nodes;
 pub(crate) mod pods;
 mod resource_quotas;
 mod service_accounts;
-mod services;
 mod work_list;
 pub(crate) mod workloads;
 
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::atomic::{AtomicU64, Ordering},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
-use apimachinery::{FieldCause, meta, resource::ResourceType};
+use apimachinery::{meta, resource::ResourceType};
 use serde_json::Value;
 
-use services::addresses::ServiceAddresses;
 pub use workloads::node::NEVER_READY_ANNOTATION;
 
 use crate::{
     error::{Error, Subject},
+    kinds::services::{self, addresses::ServiceAddresses},
     store::{
-        DeletePropagation, Extensions, Hooks, Refusal, Registry, State, Store, StoredEvent, storage_key,
-        subject,
+        AdmissionPlugins, DeletePropagation, Extensions, Hooks, Indexes, Lifecycle, Registry, State, Store,
+        StoredEvent, WriteReactions, storage_key, subject,
     },
 };
 
@@ -55,11 +59,25 @@ impl Controllers {
     }
 }
 
+/// The hooks a store opens with: each kind's rules from the kinds' table, the rest from the
+/// controllers.
+impl From<Arc<Controllers>> for Hooks {
+    fn from(controllers: Arc<Controllers>) -> Hooks {
+        Hooks {
+            lifecycle: controllers.clone(),
+            kind_rules: Arc::new(crate::kinds::Table),
+            admission: controllers.clone(),
+            indexes: controllers.clone(),
+            reactions: controllers,
+        }
+    }
+}
+
 fn is(rt: &ResourceType, group: &str, plural: &str) -> bool {
     rt.group == group && rt.plural == plural
 }
 
-impl Hooks for Controllers {
+impl Lifecycle for Controllers {
     fn open(
         &self,
         registry: &mut Registry,
@@ -82,7 +100,9 @@ impl Hooks for Controllers {
         // The workloads' timers are kept: they wait for a time, not for a drain.
         state.extensions.get::<workloads::Queue>().now.reset();
     }
+}
 
+impl AdmissionPlugins for Controllers {
     /// NamespaceLifecycle: no object goes into a namespace that is missing or terminating.
     fn admit_into_namespace(
         &self,
@@ -110,33 +130,32 @@ impl Hooks for Controllers {
         }
     }
 
+    /// ResourceQuota.
     fn admit(
         &self,
         state: &mut State,
         rt: &ResourceType,
         old: Option<&Value>,
-        object: &mut Value,
+        object: &Value,
         subresource: Option<&str>,
-    ) -> Result<(), Refusal> {
-        on_admit(state, rt, old, object, subresource).map_err(Refusal::Invalid)?;
-        resource_quotas::admit(state, rt, old, object, subresource).map_err(Refusal::Forbidden)
+    ) -> Result<(), String> {
+        resource_quotas::admit(state, rt, old, object, subresource)
     }
+}
 
+impl Indexes for Controllers {
     fn indexed(&self, state: &mut State, key: &str, before: Option<&Value>, after: Option<&Value>) {
         if key == services::STORAGE_KEY {
             state.extensions.get::<ServiceAddresses>().record(before, after);
         }
     }
+}
 
+impl WriteReactions for Controllers {
     fn published(&self, event: &StoredEvent) {
         if crate::flowcontrol::configures(&event.resource) {
             self.flow_control_changes.fetch_add(1, Ordering::Release);
         }
-    }
-
-    /// A namespace waits for its `spec.finalizers` too, as kube-apiserver's namespace registry does.
-    fn may_go(&self, rt: &ResourceType, object: &Value) -> bool {
-        !is(rt, "", "namespaces") || namespaces::spec_finalizers(object).is_empty()
     }
 
     fn after_write(
@@ -161,17 +180,6 @@ impl Hooks for Controllers {
             crds::establish(store, state, rt, stored);
             api_services::reconcile(store, state);
         }
-    }
-
-    /// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one
-    /// (directly, by deletecollection or by garbage collection) is 403.
-    fn check_deletable(&self, rt: &ResourceType, name: &str) -> Result<(), Error> {
-        if is(rt, "", "namespaces") && namespaces::IMMORTAL.contains(&name) {
-            return Err(Error::Forbidden(format!(
-                "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
-            )));
-        }
-        Ok(())
     }
 
     fn on_delete(
@@ -262,99 +270,6 @@ pub fn tick(store: &Store) {
         resource_quotas::resync_if_due(store, state);
         Ok(())
     });
-}
-
-/// Kind-specific admission on create (`old` = None) and update, made through `subresource` if any.
-fn on_admit(
-    state: &mut State,
-    rt: &ResourceType,
-    old: Option<&Value>,
-    object: &mut Value,
-    subresource: Option<&str>,
-) -> Result<(), Vec<FieldCause>> {
-    if is(rt, "apiextensions.k8s.io", "customresourcedefinitions") {
-        crds::admit(state, old, object)
-    } else if is(rt, "", "namespaces") {
-        if old.is_none() {
-            namespaces::record_server_create(rt, object);
-        }
-        namespaces::admit(old, object, subresource == Some("finalize"));
-        Ok(())
-    } else if is(rt, "apiregistration.k8s.io", "apiservices") {
-        match api_services::validate(object) {
-            causes if causes.is_empty() => Ok(()),
-            causes => Err(causes),
-        }
-    } else if is(rt, "", "services") {
-        services::admit(state, old, object)
-    } else if is(rt, "certificates.k8s.io", "certificatesigningrequests") {
-        match old {
-            None => requested_by_the_token_holder(object),
-            Some(old) => stamp_conditions(old, object),
-        }
-        Ok(())
-    } else if is(rt, "", "nodes") && old.is_none() {
-        nodes::admit_new(object);
-        Ok(())
-    } else if is(rt, "", "pods") && old.is_none() {
-        pods::admit_new(object);
-        Ok(())
-    } else {
-        Ok(())
-    }
-}
-
-/// A new certificate signing request names who asked for it, as kube-apiserver fills it in from the
-/// request's user, whatever the body says: here the one holder of the token.
-fn requested_by_the_token_holder(object: &mut Value) {
-    use crate::token_holder::{GROUPS, USER};
-    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.insert("username".into(), USER.into());
-        spec.insert("uid".into(), USER.into());
-        spec.insert("groups".into(), serde_json::json!(GROUPS));
-    }
-    // The status is always written, empty until a signer or an approver fills it.
-    if let Some(map) = object.as_object_mut() {
-        map.entry("status").or_insert_with(|| serde_json::json!({}));
-    }
-}
-
-/// A CSR's conditions without times get them, as kube-apiserver stamps them: updated now, and in
-/// transition since now unless the condition held the same status before.
-fn stamp_conditions(old: &Value, object: &mut Value) {
-    let now = meta::now_rfc3339();
-    let before = old
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let Some(conditions) = object
-        .pointer_mut("/status/conditions")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    for condition in conditions.iter_mut() {
-        let held = before
-            .iter()
-            .find(|c| c["type"] == condition["type"] && c["status"] == condition["status"])
-            .and_then(|c| c.get("lastTransitionTime"))
-            .filter(|t| !t.is_null())
-            .cloned();
-        let Some(condition) = condition.as_object_mut() else {
-            continue;
-        };
-        // A zero time (Go prints it `null`) is no time: stamped as if left out.
-        if condition.get("lastUpdateTime").is_none_or(Value::is_null) {
-            condition.insert("lastUpdateTime".into(), Value::from(now.clone()));
-        }
-        if condition.get("lastTransitionTime").is_none_or(Value::is_null) {
-            condition.insert(
-                "lastTransitionTime".into(),
-                held.unwrap_or_else(|| Value::from(now.clone())),
-            );
-        }
-    }
 }
 
 /// After `namespaces/{name}/finalize`: a namespace being deleted that is empty and held by no one

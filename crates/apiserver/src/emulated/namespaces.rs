@@ -1,4 +1,4 @@
-//! Namespaces (L3, L4): their server-set fields, and teardown: Terminating, every object inside
+//! Namespaces (L3, L4): the ones every cluster has, and the namespace controller's teardown: Terminating, every object inside
 //! deleted (honouring finalizers), then the namespace itself.
 
 use apimachinery::{meta, resource::ResourceType};
@@ -12,14 +12,8 @@ use crate::{
 /// Where namespaces are stored.
 pub(super) const STORAGE_KEY: &str = "/namespaces";
 
-/// The namespace controller's finalizer, which it takes away once the namespace is empty.
-const KUBERNETES_FINALIZER: &str = "kubernetes";
-
 /// The namespaces every cluster has (L3).
 const DEFAULTS: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
-
-/// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go.
-pub(super) const IMMORTAL: &[&str] = &["default", "kube-system", "kube-public"];
 
 /// Creates the namespaces every cluster has, when missing.
 pub(super) fn create_defaults(store: &Store, state: &mut State) {
@@ -39,46 +33,6 @@ pub(super) fn create_defaults(store: &Store, state: &mut State) {
                 &WriteOptions::default(),
             );
         }
-    }
-}
-
-/// The fields the namespace registry sets after the write's managedFields are recorded (its name
-/// label is a default: see `apimachinery::defaults`). A new namespace gets the namespace controller's
-/// finalizer; an update keeps the stored `spec.finalizers`, which only `finalize` changes.
-pub(super) fn admit(old: Option<&Value>, object: &mut Value, finalizing: bool) {
-    match old {
-        None => object["spec"] = json!({"finalizers": [KUBERNETES_FINALIZER]}),
-        Some(_) if finalizing => {
-            let finalizers = spec_finalizers(object);
-            object["spec"] = spec_with(&finalizers);
-        }
-        Some(old) => object["spec"] = spec_with(&spec_finalizers(old)),
-    }
-    if object.pointer("/status/phase").is_none() {
-        object["status"] = json!({"phase": "Active"});
-    }
-}
-
-/// A namespace's `spec` as Go prints it: without `finalizers` when there are none.
-fn spec_with(finalizers: &[String]) -> Value {
-    if finalizers.is_empty() {
-        json!({})
-    } else {
-        json!({ "finalizers": finalizers })
-    }
-}
-
-pub(super) fn spec_finalizers(namespace: &Value) -> Vec<String> {
-    meta::strings_at(namespace, "/spec/finalizers")
-}
-
-/// The namespaces every cluster has are created by kube-apiserver itself, which records its create
-/// (the name label) in their managedFields as any writer's: without that entry, no later update of
-/// them would be recorded either. A client's create has been recorded by now, so a namespace without
-/// managedFields is one of the server's.
-pub(super) fn record_server_create(rt: &ResourceType, object: &mut Value) {
-    if object.pointer("/metadata/managedFields").is_none() {
-        crate::strategy::record_update(rt, None, object, "kube-apiserver", None);
     }
 }
 
@@ -116,10 +70,10 @@ pub(super) fn finish_if_empty(store: &Store, state: &mut State, namespace: &str)
     let Some(object) = store.stored(state, &rt, "", namespace) else {
         return;
     };
-    let finalizers = spec_finalizers(&object);
+    let finalizers = crate::kinds::namespaces::spec_finalizers(&object);
     let others: Vec<String> = finalizers
         .iter()
-        .filter(|f| *f != KUBERNETES_FINALIZER)
+        .filter(|f| *f != crate::kinds::namespaces::KUBERNETES_FINALIZER)
         .cloned()
         .collect();
     if others.is_empty() {
@@ -128,7 +82,7 @@ pub(super) fn finish_if_empty(store: &Store, state: &mut State, namespace: &str)
         // The controller's own finalizer goes, by its write through `finalize`; the namespace waits for
         // the others'.
         let mut next = object.clone();
-        next["spec"] = spec_with(&others);
+        next["spec"] = crate::kinds::namespaces::spec_with(&others);
         let options = WriteOptions {
             subresource: Some("finalize"),
             ..WriteOptions::default()

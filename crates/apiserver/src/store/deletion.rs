@@ -120,9 +120,10 @@ impl Store {
         let old = self
             .stored(state, rt, namespace, name)
             .ok_or_else(|| Error::NotFound(subject(rt, name)))?;
-        self.hooks.check_deletable(rt, name)?;
+        self.hooks.kind_rules.check_deletable(rt, name)?;
         if let Some(teardown) = self
             .hooks
+            .reactions
             .on_delete(self, state, rt, namespace, &old, propagation)
         {
             return Ok(teardown);
@@ -144,10 +145,10 @@ impl Store {
     /// Stores `old` marked deleting as `marked` (the kind's deletion may add a finalizer, a phase, a
     /// condition; a deletion time is set if it has none): the step of a delete that keeps the object
     /// while finalizers remain, storage's own as kube-apiserver's registry marks it in its Delete,
-    /// with no strategy and no admission. A teardown the hooks took over ([`Hooks::on_delete`]) calls
-    /// it.
+    /// with no strategy and no admission. A teardown a controller took over
+    /// ([`WriteReactions::on_delete`]) calls it.
     ///
-    /// [`Hooks::on_delete`]: super::Hooks::on_delete
+    /// [`WriteReactions::on_delete`]: super::WriteReactions::on_delete
     pub(crate) fn mark_deleting(
         &self,
         state: &mut State,

@@ -35,7 +35,7 @@ use tokio::sync::broadcast;
 pub use event::{EventType, StoredEvent};
 pub use extensions::Extensions;
 pub use history::Limits as HistoryLimits;
-pub(crate) use hooks::{Hooks, Refusal};
+pub(crate) use hooks::{AdmissionPlugins, Hooks, Indexes, KindRules, Lifecycle, WriteReactions};
 pub use object::StoredObject;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 pub(crate) use past::ListKey;
@@ -66,7 +66,7 @@ pub struct Store {
     /// The data dir, when there is one; `None` keeps the store memory-only.
     journal: Option<persist::Journal>,
     /// What the kinds add to each write.
-    hooks: Arc<dyn Hooks>,
+    hooks: Hooks,
     /// How often each stage of the writes ran.
     write_stages: WriteStages,
 }
@@ -92,7 +92,7 @@ pub struct WatchStart {
 
 impl Store {
     /// A memory-only store: everything is gone when it is dropped.
-    pub(crate) fn new(history: HistoryLimits, hooks: Arc<dyn Hooks>) -> Arc<Store> {
+    pub(crate) fn new(history: HistoryLimits, hooks: Hooks) -> Arc<Store> {
         let store = Store::with_state(history, persist::Loaded::default(), None, hooks);
         store.populate();
         store
@@ -104,8 +104,9 @@ impl Store {
     pub(crate) fn open(
         history: HistoryLimits,
         data_dir: Option<&Path>,
-        hooks: Arc<dyn Hooks>,
+        hooks: impl Into<Hooks>,
     ) -> std::io::Result<Arc<Store>> {
+        let hooks = hooks.into();
         let Some(dir) = data_dir else {
             return Ok(Store::new(history, hooks));
         };
@@ -123,12 +124,14 @@ impl Store {
         history: HistoryLimits,
         loaded: persist::Loaded,
         journal: Option<persist::Journal>,
-        hooks: Arc<dyn Hooks>,
+        hooks: Hooks,
     ) -> Arc<Store> {
         let (events, _) = broadcast::channel(4096);
         let mut registry = Registry::default();
         let mut extensions = Extensions::default();
-        hooks.open(&mut registry, &mut extensions, &loaded.objects);
+        hooks
+            .lifecycle
+            .open(&mut registry, &mut extensions, &loaded.objects);
         let owners = owners::OwnerIndex::build(&loaded.objects);
         Arc::new(Store {
             state: Mutex::new(State {
@@ -164,7 +167,7 @@ impl Store {
         self.state.lock().unwrap_or_else(|poisoned| {
             let mut state = poisoned.into_inner();
             // A panic ended a step mid-way, maybe a garbage collector's drain: the hooks start afresh.
-            self.hooks.recover(&mut state);
+            self.hooks.lifecycle.recover(&mut state);
             state
         })
     }
@@ -353,7 +356,7 @@ impl Store {
         if let Some(journal) = &self.journal {
             journal.record(&event, state.saved_cursor);
         }
-        self.hooks.published(&event);
+        self.hooks.reactions.published(&event);
         state.history.push(event.clone(), size);
         // No receivers is fine: nobody is watching.
         let _ = self.events.send(event);

@@ -71,7 +71,7 @@ impl Store {
             Some(&object),
         );
         let before = previous.as_ref().or(decoded.as_ref());
-        self.hooks.indexed(state, &key, before, Some(&object));
+        self.hooks.indexes.indexed(state, &key, before, Some(&object));
         let event_type = if previous.is_some() {
             EventType::Modified
         } else {
@@ -118,7 +118,7 @@ impl Store {
         let size = 2 * removed.len();
         let decoded = removed.decode();
         state.owners.record(&key, namespace, name, Some(&decoded), None);
-        self.hooks.indexed(state, &key, Some(&decoded), None);
+        self.hooks.indexes.indexed(state, &key, Some(&decoded), None);
         state.resource_version += 1;
         let rv = state.resource_version;
         let metadata = meta::metadata_mut(&mut object);
@@ -138,7 +138,9 @@ impl Store {
             },
             size,
         );
-        self.hooks.after_remove(self, state, rt, namespace, &object);
+        self.hooks
+            .reactions
+            .after_remove(self, state, rt, namespace, &object);
         object
     }
 }

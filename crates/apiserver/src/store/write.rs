@@ -9,7 +9,9 @@ use std::sync::Arc;
 use apimachinery::{meta, resource::ResourceType, stored_form};
 use serde_json::Value;
 
-use super::{Refusal, State, Store, StoredObject, WriteOptions, Written, subject};
+use apimachinery::FieldCause;
+
+use super::{State, Store, StoredObject, WriteOptions, Written, subject};
 use crate::error::{Error, Result};
 
 /// A create ready to commit: the object as it will be stored, and the Warning texts of its request.
@@ -50,7 +52,9 @@ impl Store {
         if !rt.namespaced {
             return Ok(());
         }
-        self.hooks.admit_into_namespace(state, rt, namespace, name)
+        self.hooks
+            .admission
+            .admit_into_namespace(state, rt, namespace, name)
     }
 
     /// Commits a create under a lock of its own.
@@ -99,7 +103,9 @@ impl Store {
             warnings,
         } = prepared;
         if rt.namespaced {
-            self.hooks.admit_into_namespace(state, rt, &namespace, &name)?;
+            self.hooks
+                .admission
+                .admit_into_namespace(state, rt, &namespace, &name)?;
         }
         if Self::stored_object(state, rt, &namespace, &name).is_some() {
             return Err(Error::AlreadyExists(subject(rt, &name)));
@@ -114,6 +120,7 @@ impl Store {
         }
         let stored = self.put(state, rt, &namespace, &name, object, None);
         self.hooks
+            .reactions
             .after_write(self, state, rt, &namespace, &name, &[], &stored);
         Ok(Written {
             object: stored_form::present(rt, &stored),
@@ -153,7 +160,10 @@ impl Store {
                 created: false,
             });
         }
-        if meta::is_deleting(&next) && meta::finalizers(&next).is_empty() && self.hooks.may_go(rt, &next) {
+        if meta::is_deleting(&next)
+            && meta::finalizers(&next).is_empty()
+            && self.hooks.kind_rules.may_go(rt, &next)
+        {
             let removed = self.remove(state, rt, namespace, name, next);
             return Ok(Written {
                 object: stored_form::present(rt, &removed),
@@ -164,6 +174,7 @@ impl Store {
         let previous_references = meta::owner_references(&old);
         let stored = self.put(state, rt, namespace, name, next, Some(old));
         self.hooks
+            .reactions
             .after_write(self, state, rt, namespace, name, &previous_references, &stored);
         Ok(Written {
             object: stored_form::present(rt, &stored),
@@ -175,7 +186,7 @@ impl Store {
     /// Lets the hooks set up what every cluster holds, on a store just opened.
     pub(super) fn populate(&self) {
         let _ = self.write_step(|state| {
-            self.hooks.populate(self, state);
+            self.hooks.lifecycle.populate(self, state);
             Ok(())
         });
     }
@@ -188,11 +199,17 @@ impl Store {
         self.settle(state, result)
     }
 
-    /// Kind-specific steps on create (CRDs register, namespaces get their finalizer, Services an IP).
+    /// Kind-specific steps on create (CRDs register, namespaces get their finalizer, Services an IP),
+    /// then the admission plugins that see every create (quotas).
     fn on_create(&self, state: &mut State, rt: &ResourceType, object: &mut Value) -> Result<()> {
         self.hooks
+            .kind_rules
+            .prepare(state, rt, None, object, None)
+            .map_err(|causes| refused(rt, object, true, Refusal::Invalid(causes)))?;
+        self.hooks
+            .admission
             .admit(state, rt, None, object, None)
-            .map_err(|refusal| refused(rt, object, true, refusal))
+            .map_err(|message| refused(rt, object, true, Refusal::Forbidden(message)))
     }
 
     fn on_update(
@@ -204,8 +221,13 @@ impl Store {
         subresource: Option<&str>,
     ) -> Result<()> {
         self.hooks
+            .kind_rules
+            .prepare(state, rt, Some(old), object, subresource)
+            .map_err(|causes| refused(rt, object, false, Refusal::Invalid(causes)))?;
+        self.hooks
+            .admission
             .admit(state, rt, Some(old), object, subresource)
-            .map_err(|refusal| refused(rt, object, false, refusal))
+            .map_err(|message| refused(rt, object, false, Refusal::Forbidden(message)))
     }
 }
 
@@ -224,6 +246,14 @@ fn unchanged(old: &Value, new: &Value) -> bool {
         copy
     };
     strip(old) == strip(new)
+}
+
+/// Why a write was refused at the commit.
+enum Refusal {
+    /// The object breaks its kind's rules: 422 with these causes.
+    Invalid(Vec<FieldCause>),
+    /// A policy forbids it (a quota): 403 with this message.
+    Forbidden(String),
 }
 
 /// The error of a write (a create when `created`) the hooks refused: an invalid object is named by

@@ -1,6 +1,5 @@
 //! The fields the server sets and keeps, kind by kind: which kinds count changes to their spec in
-//! `metadata.generation`, what a write cannot change of the stored metadata, and what a `/status`
-//! write takes besides the status.
+//! `metadata.generation` and what a write cannot change of the stored metadata.
 
 use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
@@ -39,13 +38,6 @@ pub fn set_generation(rt: &ResourceType, object: &mut Value, generation: i64) {
     if tracks_generation(rt) {
         meta::metadata_mut(object).insert("generation".into(), json!(generation));
     }
-}
-
-/// Whether a `/status` write of `rt` also takes the object's annotations: kube-apiserver's status
-/// strategies for Deployments and ReplicaSets reset only the spec (and a Deployment's labels), so the
-/// Deployment controller writes its revision annotation with the status.
-pub fn status_takes_annotations(rt: &ResourceType) -> bool {
-    rt.group == "apps" && matches!(rt.plural.as_str(), "deployments" | "replicasets")
 }
 
 /// Fields of `metadata` only the server sets; a client's values are replaced by the stored ones.

@@ -63,7 +63,7 @@ pub fn prepare(
     let mut next = if status_only {
         // `/status` takes the status and, as the kind's strategy allows, the metadata (C7).
         let mut next = apimachinery::status_update::status_update(rt, old, &new);
-        if server_fields::status_takes_annotations(rt) {
+        if crate::kinds::of(rt).is_some_and(|kind| kind.status_takes_annotations()) {
             let annotations = new.pointer("/metadata/annotations").cloned();
             let metadata = meta::metadata_mut(&mut next);
             match annotations {

@@ -9,7 +9,10 @@ use apimachinery::{
 };
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::{
+    error::{Error, Result},
+    kinds,
+};
 
 /// Validates `object`, written over `old` (none: created), or says 422 with every cause.
 pub fn validate(rt: &ResourceType, name: &str, object: &Value, old: Option<&Value>) -> Result<()> {
@@ -36,28 +39,15 @@ pub fn validate(rt: &ResourceType, name: &str, object: &Value, old: Option<&Valu
 }
 
 /// Metadata rules every kind shares (V5).
-/// Webhook configurations are checked here too, having no schema to say their rules.
+/// So are the rules of the kinds that have no schema to say them (see [`kinds`]).
 pub fn validate_common(rt: &ResourceType, object: &Value) -> Vec<FieldCause> {
-    let mut causes = validate_metadata(object, name_rule(rt));
-    if rt.is_builtin() && rt.group == "apps" {
-        causes.extend(apimachinery::validation::workloads::validate(&rt.kind, object));
-    }
-    if rt.group == "admissionregistration.k8s.io"
-        && apimachinery::webhook_configurations::is_webhook_configuration(&rt.kind)
-    {
-        causes.extend(apimachinery::webhook_configurations::validate(&rt.kind, object));
+    let kind = kinds::of(rt);
+    let name_rule = kind.map_or(NameRule::Subdomain, |kind| kind.name_rule());
+    let mut causes = validate_metadata(object, name_rule);
+    if let Some(kind) = kind {
+        causes.extend(kind.validate(rt, object));
     }
     causes
-}
-
-fn name_rule(rt: &ResourceType) -> NameRule {
-    match (rt.group.as_str(), rt.plural.as_str()) {
-        ("", "namespaces") => NameRule::Label,
-        ("", "services") => NameRule::Dns1035Label,
-        // RBAC's names may hold colons (`system:basic-user`), as its validation allows.
-        ("apiregistration.k8s.io", "apiservices") | ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
-        _ => NameRule::Subdomain,
-    }
 }
 
 /// An object being deleted may lose finalizers but gain none.

@@ -10,28 +10,45 @@ pub(crate) mod addresses;
 
 use std::net::Ipv4Addr;
 
-use apimachinery::FieldCause;
+use apimachinery::{FieldCause, resource::ResourceType, validation::NameRule};
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
+use super::Kind;
 use crate::store::State;
 use addresses::{NODE_PORTS, SIZE, ServiceAddresses, at, in_range};
 
+/// Services: their addresses.
+pub(super) struct Services;
+
+impl Kind for Services {
+    fn prepare(
+        &self,
+        state: &mut State,
+        _rt: &ResourceType,
+        old: Option<&Value>,
+        object: &mut Value,
+        _subresource: Option<&str>,
+    ) -> Result<(), Vec<FieldCause>> {
+        prepare(state, old, object)
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::Dns1035Label
+    }
+}
+
+/// Where Services are stored, whose addresses [`ServiceAddresses`] keeps track of.
+pub(crate) const STORAGE_KEY: &str = "/services";
+
 /// The `kubernetes` Service's address, the first of the range: kube-apiserver reserves it, so it is
 /// never handed out to another Service, even while that Service is gone.
-/// Where Services are stored, whose addresses [`ServiceAddresses`] keeps track of.
-pub(super) const STORAGE_KEY: &str = "/services";
-
 pub(crate) const KUBERNETES_IP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 1);
 
 /// Admits a Service create (`old` = None) or update: keeps what was allocated, frees what a type
 /// change no longer needs, refuses a changed address, and allocates what is missing. Nothing is
 /// reserved here: the address is in use once the Service is stored.
-pub(in crate::emulated) fn admit(
-    state: &mut State,
-    old: Option<&Value>,
-    object: &mut Value,
-) -> Result<(), Vec<FieldCause>> {
+fn prepare(state: &mut State, old: Option<&Value>, object: &mut Value) -> Result<(), Vec<FieldCause>> {
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
         return Ok(());
     };

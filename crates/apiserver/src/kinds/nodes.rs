@@ -1,11 +1,35 @@
 //! New Nodes (B7): kube-apiserver's NodeTaint admission keeps a new node from pods until its kubelet
 //! reports it ready, and its status is written whole (Go's zero values) even when nothing reports.
 
+use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::{Value, json};
+
+use super::Kind;
+use crate::store::State;
+
+/// Nodes: what a create sets.
+pub(super) struct Nodes;
+
+impl Kind for Nodes {
+    fn prepare(
+        &self,
+        _state: &mut State,
+        _rt: &ResourceType,
+        old: Option<&Value>,
+        object: &mut Value,
+        _subresource: Option<&str>,
+    ) -> Result<(), Vec<FieldCause>> {
+        if old.is_none() {
+            prepare_for_create(object);
+        }
+        Ok(())
+    }
+}
 
 const NOT_READY: &str = "node.kubernetes.io/not-ready";
 
-pub(super) fn admit_new(object: &mut Value) {
+/// Sets what kube-apiserver sets on a new Node.
+fn prepare_for_create(object: &mut Value) {
     let Some(node) = object.as_object_mut() else {
         return;
     };

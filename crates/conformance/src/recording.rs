@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use apiserver::{AuditRecord, http::audit::Exchange};
+use apiserver::{AuditRecord, http::filters::audit::Exchange};
 use serde_json::Value;
 
 use crate::scenario::{Step, Until};

@@ -7,7 +7,7 @@ mod support;
 
 use std::{future::Future, time::Duration};
 
-use apiserver::{AuditRecord, http::audit::Verb};
+use apiserver::{AuditRecord, http::filters::audit::Verb};
 use kube::{Api, api::PostParams};
 use operator::{
     api::{postgres_writer::Condition, vote_config::VoteConfig, web_app::WebApp},

@@ -18,7 +18,7 @@ mod support;
 
 use std::{collections::BTreeSet, fmt, path::Path, time::Duration};
 
-use apiserver::{AuditRecord, http::audit::Attributes};
+use apiserver::{AuditRecord, http::filters::audit::Attributes};
 use k8s_openapi::{
     api::{
         admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},

@@ -12,7 +12,7 @@ use std::{
     time::Duration,
 };
 
-use apiserver::{AuditRecord, http::audit::Verb};
+use apiserver::{AuditRecord, http::filters::audit::Verb};
 use futures::StreamExt;
 use k8s_openapi::{
     api::{

@@ -16,7 +16,6 @@ mod crds;
 mod garbage_collector;
 mod kubernetes_service;
 mod namespaces;
-pub(crate) mod pods;
 mod resource_quotas;
 mod service_accounts;
 mod work_list;

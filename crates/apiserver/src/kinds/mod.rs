@@ -16,7 +16,7 @@ mod crds;
 mod kind;
 pub(crate) mod namespaces;
 mod nodes;
-mod pods;
+pub(crate) mod pods;
 mod rbac;
 pub(crate) mod services;
 

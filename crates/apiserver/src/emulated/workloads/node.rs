@@ -342,7 +342,7 @@ fn running_status(state: &mut State, pod: &Value, status: &Value, ready: bool) -
         status
             .get("qosClass")
             .cloned()
-            .unwrap_or_else(|| json!(crate::emulated::pods::qos_class(pod))),
+            .unwrap_or_else(|| json!(crate::kinds::pods::qos::qos_class(pod))),
     );
     Value::Object(next)
 }

@@ -14,8 +14,8 @@ use crate::http::handlers::{
 use crate::http::{request::write_options, respond};
 use crate::{
     admission::Change,
-    emulated::pods::qos_class,
     error::{Error, Result},
+    kinds::pods::qos::qos_class,
     store::{WriteOptions, subject},
 };
 

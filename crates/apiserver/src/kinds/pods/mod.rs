@@ -3,6 +3,8 @@
 //! the priority of the pod's class (Priority) and tolerations of unready and unreachable nodes for
 //! five minutes (DefaultTolerationSeconds).
 
+pub(crate) mod qos;
+
 use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::{Value, json};
 
@@ -30,7 +32,7 @@ impl Kind for Pods {
 
 /// Sets what kube-apiserver sets on a new Pod.
 fn prepare_for_create(object: &mut Value) {
-    let qos = crate::emulated::pods::qos_class(object);
+    let qos = qos::qos_class(object);
     object["status"] = json!({"phase": "Pending", "qosClass": qos});
     if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
         admit_priority(spec);

@@ -4,8 +4,6 @@ mod support;
 
 use std::time::Duration;
 
-use futures::StreamExt;
-
 use kube::{
     Api,
     api::{DeleteParams, Patch, PatchParams, PostParams},
@@ -364,37 +362,46 @@ async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(b
     let w = world(backend, "pgw-thousand").await;
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
     let count = 1000;
-    let name = |i: i64| format!("s{i:04}");
-    let create = |i: i64| {
-        let api = w.api.clone();
-        async move {
-            let body = writer(&name(i), "students", "n", i, "c");
-            api.create(&PostParams::default(), &body).await.unwrap();
+    for i in 0..count {
+        w.api
+            .create(
+                &PostParams::default(),
+                &writer(&format!("s{i:04}"), "students", "n", i, "c"),
+            )
+            .await
+            .unwrap();
+        if i == count / 2 {
+            // Crash mid-burst; a fresh operator must finish the job.
+            running.kill();
+            break;
         }
-    };
-    // Crash mid-burst: the first half created, each phase of requests answered before the next starts;
-    // a fresh operator must finish the job.
-    at_once(0..=count / 2, create).await;
-    running.kill();
+    }
     let running = operator(&w, Settings::default(), DEFAULT_RESYNC);
-    at_once(count / 2 + 1..count, create).await;
-    at_once((0..count).step_by(2), |i| {
-        let api = w.api.clone();
-        async move {
-            let patch = Patch::Merge(json!({"spec": {"country": "updated"}}));
-            api.patch(&name(i), &PatchParams::default(), &patch)
-                .await
-                .unwrap();
-        }
-    })
-    .await;
-    at_once((0..count).step_by(3), |i| {
-        let api = w.api.clone();
-        async move {
-            api.delete(&name(i), &DeleteParams::default()).await.unwrap();
-        }
-    })
-    .await;
+    for i in (count / 2 + 1)..count {
+        w.api
+            .create(
+                &PostParams::default(),
+                &writer(&format!("s{i:04}"), "students", "n", i, "c"),
+            )
+            .await
+            .unwrap();
+    }
+    for i in (0..count).step_by(2) {
+        w.api
+            .patch(
+                &format!("s{i:04}"),
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"country": "updated"}})),
+            )
+            .await
+            .unwrap();
+    }
+    for i in (0..count).step_by(3) {
+        w.api
+            .delete(&format!("s{i:04}"), &DeleteParams::default())
+            .await
+            .unwrap();
+    }
     let expected: Vec<(String, String, i32, String)> = (0..count)
         .filter(|i| i % 3 != 0)
         .map(|i| {
@@ -411,18 +418,6 @@ async fn a_thousand_resources_converge_to_exactly_their_rows_through_a_restart(b
     })
     .await;
     running.stop().await;
-}
-
-/// Sends `request` for every index, 16 at a time, as a client with a burst of changes does; returns
-/// once every one is answered.
-async fn at_once<F, Fut>(indices: impl Iterator<Item = i64>, request: F)
-where
-    F: Fn(i64) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    futures::stream::iter(indices)
-        .for_each_concurrent(16, request)
-        .await;
 }
 
 async fn a_role_that_may_not_create_tables_writes_once_its_tables_and_the_ledger_exist(backend: Backend) {

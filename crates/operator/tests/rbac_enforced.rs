@@ -36,7 +36,7 @@ use k8s_openapi::{
 };
 use kube::{
     Api,
-    api::{DeleteParams, PostParams},
+    api::{ApiResource, DeleteParams, DynamicObject, PostParams},
 };
 use operator::{
     api::{postgres_writer::PostgresWriter, vote_config::VoteConfig, web_app::WebApp},
@@ -128,6 +128,11 @@ fn manager(kubeconfig: &Path, database_url: &str, webhook_flags: &[String]) -> O
         // The webhook port on loopback: the manager runs beside the control plane, not in a pod.
         "--webhook-bind-address",
         "127.0.0.1:0",
+        // No Service sends the API server here (the admission configurations call for objects that
+        // never exist), so there is nothing to drain at SIGTERM: each run stops as soon as its
+        // controllers have, and its Lease is released for the next one.
+        "--shutdown-drain-seconds",
+        "0",
     ];
     args.extend(webhook_flags.iter().map(String::as_str));
     OperatorProcess::spawn(
@@ -157,48 +162,44 @@ const CA_PLACES: [(&str, &str, &str); 3] = [
     ),
 ];
 
-/// The object of CA_PLACES' `kind` named `name`, as JSON.
-async fn ca_place(client: &kube::Client, kind: &str, name: &str) -> Option<serde_json::Value> {
-    let object = match kind {
-        "mutatingwebhookconfigurations" => serde_json::to_value(
-            Api::<MutatingWebhookConfiguration>::all(client.clone())
-                .get(name)
-                .await
-                .ok()?,
-        ),
-        "validatingwebhookconfigurations" => serde_json::to_value(
-            Api::<ValidatingWebhookConfiguration>::all(client.clone())
-                .get(name)
-                .await
-                .ok()?,
-        ),
-        _ => serde_json::to_value(
-            Api::<CustomResourceDefinition>::all(client.clone())
-                .get(name)
-                .await
-                .ok()?,
-        ),
+/// The objects of CA_PLACES' `kind`. Each [`CA_PLACES`] pointer is into such an object's fields
+/// beside its metadata.
+fn ca_places(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
+    let resource = match kind {
+        "mutatingwebhookconfigurations" => ApiResource::erase::<MutatingWebhookConfiguration>(&()),
+        "validatingwebhookconfigurations" => ApiResource::erase::<ValidatingWebhookConfiguration>(&()),
+        _ => ApiResource::erase::<CustomResourceDefinition>(&()),
     };
-    object.ok()
+    Api::all_with(client.clone(), &resource)
 }
 
 /// Whether every place in [`CA_PLACES`] has a CA bundle.
 async fn ca_everywhere(client: &kube::Client) -> Option<()> {
     for (kind, name, pointer) in CA_PLACES {
-        let object = ca_place(client, kind, name).await?;
-        object.pointer(pointer)?.as_str().filter(|b| !b.is_empty())?;
+        let object = ca_places(client, kind).get(name).await.ok()?;
+        object.data.pointer(pointer)?.as_str().filter(|b| !b.is_empty())?;
     }
     Some(())
 }
 
-/// Takes the CA bundles away, as on a fresh install, so that the manager puts them back.
-fn remove_ca_bundles(admin: &Path) {
+/// Takes the CA bundles away, as on a fresh install, so that the manager puts them back. Through the
+/// test's client, not kubectl: a dozen runs each doing this would spend their time in kubectl's
+/// discovery.
+async fn remove_ca_bundles(client: &kube::Client) {
     for (kind, name, pointer) in CA_PLACES {
-        let object: serde_json::Value =
-            serde_json::from_str(&support::kubectl(admin, &["get", kind, name, "-o", "json"])).unwrap();
-        if object.pointer(pointer).is_some() {
-            let patch = json!([{"op": "remove", "path": pointer}]).to_string();
-            support::kubectl(admin, &["patch", kind, name, "--type=json", "-p", &patch]);
+        let places = ca_places(client, kind);
+        let mut object = places.get(name).await.unwrap();
+        let (config, field) = pointer.rsplit_once('/').unwrap();
+        let removed = object
+            .data
+            .pointer_mut(config)
+            .and_then(serde_json::Value::as_object_mut)
+            .and_then(|config| config.remove(field));
+        if removed.is_some() {
+            places
+                .replace(name, &PostParams::default(), &object)
+                .await
+                .unwrap_or_else(|e| panic!("{kind} {name} without its CA bundle: {e}"));
         }
     }
 }
@@ -418,9 +419,13 @@ fn case_name(role: &str, index: usize) -> String {
     format!("without-{short}-{index}")
 }
 
+/// How long a manager takes at most to exit after SIGTERM, with no drain: its in-flight reconciles'
+/// graceful shutdown timeout (30 s), and a margin.
+const STOPPED_WITHIN: Duration = Duration::from_secs(40);
+
 async fn stop(mut operator: OperatorProcess) {
     operator.signal("TERM");
-    let status = operator.exit_within(Duration::from_secs(40)).await;
+    let status = operator.exit_within(STOPPED_WITHIN).await;
     assert!(
         status.is_some(),
         "the operator exits on SIGTERM\n{}",
@@ -518,7 +523,7 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
             .collect();
         set_rules(&client, role, without).await;
         // As on a fresh install, so that the manager must put its CA in again.
-        remove_ca_bundles(&admin);
+        remove_ca_bundles(&client).await;
         let mut operator = manager(&kubeconfig, &pg.url(), &webhook_flags);
         // In the order the manager logs them.
         let metrics = operator.bound_address("serving /metrics").await;
@@ -537,9 +542,14 @@ async fn the_operator_works_with_exactly_config_rbac_and_fails_visibly_without_a
                 operator.log_so_far()
             ),
         }
-        // One that exited (refused its webhook certificate's Secret, say) is gone already.
+        // Stopped as a Deployment's pod is, so that a Lease it holds is released and the next run
+        // leads at once rather than after the Lease runs out. One that exited (refused its webhook
+        // certificate's Secret, say) is gone already; one that does not stop is killed.
         if operator.exit_within(Duration::ZERO).await.is_none() {
-            operator.signal("KILL");
+            operator.signal("TERM");
+            if operator.exit_within(STOPPED_WITHIN).await.is_none() {
+                operator.signal("KILL");
+            }
         }
         set_rules(&client, role, all).await;
     }

@@ -755,7 +755,7 @@ async fn a_leader_whose_lease_is_taken_over_exits_saying_leadership_was_lost(bac
     let status = leader
         .exit_within(takeover_within(lease_seconds) + EXIT_AFTER_SIGNAL)
         .await;
-    let log = leader.log_so_far();
+    let log = leader.log_after_exit().await;
     assert!(status.is_some_and(|s| s.code() == Some(1)), "{status:?}\n{log}");
     assert!(
         log.lines()

@@ -19,9 +19,9 @@ use operator::api::postgres_writer::PostgresWriter;
 use serde_json::json;
 use support::{
     Backend,
-    database_access::{ready_message, terminate_sessions},
+    database_access::terminate_sessions,
     deployment::{Deployed, NAMESPACE, manager_restarts},
-    postgres_writer::{rows, wait_reason, writer},
+    postgres_writer::{rows, wait_reason, wait_refused_saying, writer},
 };
 
 /// Where the test's own resources live.
@@ -81,12 +81,13 @@ async fn a_rotated_password_reaches_the_deployed_manager_without_a_restart(backe
         .await
         .expect("patched");
     create("after", "Grace").await;
-    let refused = wait_reason(&writers, "after", "False/DatabaseUnavailable", CONVERGED_WITHIN).await;
-    let message = ready_message(&refused).unwrap_or_default();
-    assert!(
-        message.contains("password authentication failed"),
-        "the condition says why: {message}"
-    );
+    wait_refused_saying(
+        &writers,
+        "after",
+        "password authentication failed",
+        CONVERGED_WITHIN,
+    )
+    .await;
 
     // The Secret updated as the README made it, with kubectl.
     let secret = support::kubectl(

@@ -142,7 +142,7 @@ async fn make_install_and_make_run_serve_the_v1alpha1_sample_as_both_versions(ba
     // webhooks are unregistered, and v1 still reads.
     run.signal("INT");
     let status = run.exit_within(EXIT_AFTER_SIGNAL).await;
-    let log = run.log_so_far();
+    let log = run.log_after_exit().await;
     assert!(status.is_some_and(|s| s.success()), "{status:?}\n{log}");
     assert!(log.contains("points where it did before this run"), "{log}");
     assert_eq!(conversion_client(&client).await, installed);

@@ -219,7 +219,7 @@ async fn sslrootcert_system_with_a_weaker_sslmode_or_an_empty_store_stops_start_
             &[&[("DATABASE_URL", url.as_str())][..], &system_store(store)].concat(),
         );
         let status = manager.exit_within(SHORT).await;
-        let log = manager.log_so_far();
+        let log = manager.log_after_exit().await;
         assert!(status.is_some_and(|s| !s.success()), "{status:?}\n{log}");
         assert!(expected.iter().all(|e| log.contains(e)), "{expected:?}:\n{log}");
     };

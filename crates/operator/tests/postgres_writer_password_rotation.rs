@@ -11,9 +11,9 @@ use operator::db::throwaway::ThrowawayPostgres;
 use serde_json::json;
 use support::{
     Backend, Scene,
-    database_access::{create_role, ready_message, replace_file, terminate_sessions},
+    database_access::{create_role, replace_file, terminate_sessions},
     eventually,
-    postgres_writer::{connect, ready_reason, rows, wait_reason, writer},
+    postgres_writer::{connect, ready_reason, rows, wait_reason, wait_refused_saying, writer},
 };
 
 const SHORT: Duration = Duration::from_secs(15);
@@ -100,12 +100,7 @@ async fn a_rotated_password_is_used_by_new_connections_without_a_restart(backend
     )
     .await
     .expect("created");
-    let refused = wait_reason(&api, "after", "False/DatabaseUnavailable", SHORT).await;
-    let message = ready_message(&refused).unwrap_or_default();
-    assert!(
-        message.contains("password authentication failed"),
-        "the condition says why: {message}"
-    );
+    wait_refused_saying(&api, "after", "password authentication failed", SHORT).await;
 
     // The file lags (the kubelet refreshes a Secret's volume a minute or two after its update): the
     // retries back off to their cap meanwhile, the worst case for how soon the change is noticed.

@@ -555,6 +555,16 @@ impl OperatorProcess {
         }
     }
 
+    /// Every log line of a process that has exited: what is left in the pipe read to its end (the
+    /// reader thread may still be behind the exit), within 10 s.
+    pub async fn log_after_exit(&mut self) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while let Ok(Some(line)) = tokio::time::timeout_at(deadline, self.log.recv()).await {
+            self.seen.push(line);
+        }
+        self.seen.join("\n")
+    }
+
     /// Every log line read so far (for failure messages), after reading what is left.
     pub fn log_so_far(&mut self) -> String {
         self.drain_log();

@@ -51,6 +51,29 @@ pub async fn wait_reason(
     .await
 }
 
+/// Waits until `name` reports Ready=False/DatabaseUnavailable with a message that holds `cause`,
+/// and returns the message. After sessions were cut under the pool, a first attempt may fail on one
+/// of them ("connection closed"); the retries that follow (5 ms apart, doubling) open new sessions,
+/// whose refusal the condition then says.
+pub async fn wait_refused_saying(
+    api: &Api<PostgresWriter>,
+    name: &str,
+    cause: &str,
+    limit: Duration,
+) -> String {
+    eventually(
+        &format!("{name} to be refused saying {cause:?}"),
+        limit,
+        || async {
+            let writer = api.get(name).await.ok()?;
+            let message = super::database_access::ready_message(&writer).unwrap_or_default();
+            (ready_reason(&writer).as_deref() == Some("False/DatabaseUnavailable") && message.contains(cause))
+                .then_some(message)
+        },
+    )
+    .await
+}
+
 /// A row as the tests read it: id, name, age, country.
 pub type StoredRow = (String, String, i32, String);
 

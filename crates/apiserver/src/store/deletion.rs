@@ -10,6 +10,9 @@ use super::{DeleteOptions, DeletePropagation as Propagation, State, Store, stora
 use crate::error::{Error, Result, Subject};
 
 impl Store {
+    /// Deletes the object, as a DELETE request does: checks `options`' preconditions, then removes it,
+    /// or, while finalizers remain (or for foreground propagation), only sets its
+    /// `deletionTimestamp`. Returns the object as last stored.
     pub fn delete(
         &self,
         rt: &Arc<ResourceType>,

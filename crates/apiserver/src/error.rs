@@ -142,7 +142,7 @@ pub enum Error {
     /// 405: a verb the resource does not serve, with this message.
     #[error("{0}")]
     MethodNotAllowed(String),
-    /// 404 with empty details: a resource no group and version in discovery serves.
+    /// 404 with empty details: a resource or subresource the server does not serve.
     #[error("the server could not find the requested resource")]
     UnknownResource,
     /// A path under a group and version nothing serves: the real server's mux answers it in plain

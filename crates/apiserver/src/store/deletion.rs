@@ -11,8 +11,8 @@ use crate::error::{Error, Result, Subject};
 
 impl Store {
     /// Deletes the object, as a DELETE request does: checks `options`' preconditions, then removes it,
-    /// or, while finalizers remain (or for foreground propagation), only sets its
-    /// `deletionTimestamp`. Returns the object as last stored.
+    /// or, while finalizers remain (or under foreground propagation), only marks it deleting with a
+    /// `deletionTimestamp`. Returns the object as removed or as marked (unchanged under dry run).
     pub fn delete(
         &self,
         rt: &Arc<ResourceType>,

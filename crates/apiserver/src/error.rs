@@ -9,8 +9,11 @@ use serde_json::{Value, json};
 pub struct Subject {
     /// `postgreswriters.demo.yash.com`, or `configmaps` for the core group.
     pub qualified_plural: String,
+    /// The API group, empty for the core group.
     pub group: String,
+    /// The resource, lower-case plural (`configmaps`); `Status.details.kind` carries it.
     pub plural: String,
+    /// The object's name, empty when the error is about no one object.
     pub name: String,
 }
 
@@ -35,24 +38,38 @@ pub fn kind_group(rt: &ResourceType) -> String {
     }
 }
 
+/// What went wrong with a request, by the Status kube-apiserver answers it with: the variant decides
+/// the HTTP code and `reason` ([`Error::code`], [`Error::reason`]), its text the `message`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// 404 NotFound: the object does not exist.
     #[error("{} \"{}\" not found", .0.qualified_plural, .0.name)]
     NotFound(Subject),
+    /// 409 AlreadyExists: a create of a name that is taken.
     #[error("{} \"{}\" already exists", .0.qualified_plural, .0.name)]
     AlreadyExists(Subject),
+    /// 409 Conflict: a write that lost a race, most often to a stale `resourceVersion`.
     #[error(
         "Operation cannot be fulfilled on {} \"{}\": {}",
         .subject.qualified_plural, .subject.name, .reason
     )]
-    Conflict { subject: Subject, reason: String },
+    Conflict {
+        /// The object written.
+        subject: Subject,
+        /// Why, in kube-apiserver's words (`the object has been modified; ...`).
+        reason: String,
+    },
     /// 422: `<Kind>.<group> "name" is invalid: <causes>`.
     #[error("{kind_group} \"{}\" is invalid: {}", .subject.name, apimachinery::error::render_causes(.causes))]
     Invalid {
+        /// The kind as validation names it (see [`kind_group`]).
         kind_group: String,
+        /// The object refused.
         subject: Subject,
+        /// One per invalid field, with its path.
         causes: Vec<FieldCause>,
     },
+    /// 400 BadRequest, with this message.
     #[error("{0}")]
     BadRequest(String),
     /// 400: a body that does not decode as its kind (a value of the wrong type; with
@@ -60,58 +77,92 @@ pub enum Error {
     /// a patch whose result does not decode is answered with it (see [`Error::for_patch`]).
     #[error("{kind} in version \"{version}\" cannot be handled as a {kind}: {detail}")]
     Undecodable {
+        /// The kind the body was read as.
         kind: String,
+        /// Its API version.
         version: String,
+        /// What the decoder found wrong.
         detail: String,
+        /// What was decoded, as JSON.
         object: String,
     },
     /// 422 Invalid with empty details: a JSON patch that does not apply. kube-apiserver answers it with
     /// this generic message alone, whatever failed.
     #[error("the server rejected our request due to an error in our request")]
     PatchNotApplicable,
+    /// 415: a `Content-Type` the endpoint does not read, with this message.
     #[error("{0}")]
     UnsupportedMediaType(String),
     /// 406: the Accept header names nothing the endpoint produces. `routed` when kube-apiserver's
     /// router refuses it (built-in kinds), whose Status carries empty details; the CRD handler's
     /// Status has none.
     #[error("{message}")]
-    NotAcceptable { message: String, routed: bool },
+    NotAcceptable {
+        /// kube-apiserver's message, which lists what the endpoint produces.
+        message: String,
+        /// Refused by the router rather than by the CRD handler.
+        routed: bool,
+    },
+    /// 410 Expired: a `resourceVersion` or `continue` token older than the watch history remembers.
     #[error("{0}")]
     Expired(String),
+    /// 403 Forbidden without details, with this message.
     #[error("{0}")]
     Forbidden(String),
     /// 403: an admission plugin of kube-apiserver's own refused the write (ResourceQuota), with
     /// `message` saying why.
     #[error("{} \"{}\" is forbidden: {message}", .subject.qualified_plural, .subject.name)]
-    AdmissionForbidden { subject: Subject, message: String },
+    AdmissionForbidden {
+        /// The object written.
+        subject: Subject,
+        /// The plugin's reason.
+        message: String,
+    },
     /// 403: a create in a namespace being deleted, refused by NamespaceLifecycle with a cause that
     /// says why.
     #[error(
         "{} \"{}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
         .subject.qualified_plural, .subject.name
     )]
-    NamespaceTerminating { subject: Subject, namespace: String },
+    NamespaceTerminating {
+        /// The object created.
+        subject: Subject,
+        /// The namespace being deleted.
+        namespace: String,
+    },
     /// 403: the authorizers refused the request; `message` is kube-apiserver's whole message, which
     /// names the resource (or none, for a non-resource URL), the user and what it may not do.
     #[error("{message}")]
-    RequestForbidden { subject: Subject, message: String },
+    RequestForbidden {
+        /// The object asked for (empty for a non-resource URL).
+        subject: Subject,
+        /// kube-apiserver's whole message.
+        message: String,
+    },
+    /// 405: a verb the resource does not serve, with this message.
     #[error("{0}")]
     MethodNotAllowed(String),
+    /// 404 with empty details: a resource or subresource the server does not serve.
     #[error("the server could not find the requested resource")]
     UnknownResource,
     /// A path under a group and version nothing serves: the real server's mux answers it in plain
     /// text, not with a Status.
     #[error("404 page not found")]
     PageNotFound,
+    /// 413: a request body larger than the limit, in bytes (`Config::max_body_bytes`).
     #[error("request entity too large: limit is {0} bytes")]
     TooLarge(usize),
+    /// 401: no credentials, or ones the server does not know.
     #[error("Unauthorized")]
     Unauthorized,
     /// Server-side apply found fields owned by another manager.
     #[error("{message}")]
     ApplyConflict {
+        /// The object applied.
         subject: Subject,
+        /// kube-apiserver's message, naming the conflicting managers.
         message: String,
+        /// One per conflicting field.
         causes: Vec<FieldCause>,
     },
     /// 500 without a reason: an error kube-apiserver has no Status for (a node's kubelet it cannot
@@ -126,21 +177,29 @@ pub enum Error {
     /// the failed validation's (Invalid unless it names another), `message` names policy and binding.
     #[error("{} \"{}\" is forbidden: {message}", subject.qualified_plural, subject.name)]
     DeniedByPolicy {
+        /// The object written.
         subject: Subject,
+        /// The Status reason the validation chose.
         reason: String,
+        /// Names the policy, the binding and the failed validation.
         message: String,
     },
     /// The Status an admission webhook refused a request with, as it gave it.
     #[error("{message}")]
     Refused {
+        /// The HTTP code the webhook chose.
         code: u16,
+        /// Its Status reason, possibly empty.
         reason: String,
+        /// Its message.
         message: String,
     },
+    /// 500 InternalError: reading or writing the data dir, or the listener, failed.
     #[error("io error: {0}")]
     Io(#[from] std::io::Error),
 }
 
+/// The result of the server's operations, failing with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A Status's `details` as the real server writes them: empty fields left out.
@@ -155,6 +214,7 @@ pub fn status_details(name: &str, group: &str, kind: &str) -> Value {
 }
 
 impl Error {
+    /// The HTTP status code of the response, the Status's `code`.
     pub fn code(&self) -> u16 {
         match self {
             Error::NotFound(_) | Error::UnknownResource | Error::PageNotFound => 404,
@@ -182,6 +242,7 @@ impl Error {
         }
     }
 
+    /// The Status's `reason` (`NotFound`, `Conflict` ...), empty where kube-apiserver leaves it out.
     pub fn reason(&self) -> &'static str {
         match self {
             Error::NotFound(_) | Error::UnknownResource | Error::PageNotFound => "NotFound",

@@ -31,18 +31,19 @@
 // the failure path of a request and turned into a response at once, so boxing it would add noise at
 // every construction site and save nothing measurable.
 #![allow(clippy::result_large_err)]
+#![warn(missing_docs)]
 
-pub mod admission;
+pub(crate) mod admission;
 pub mod emulated;
 pub mod error;
-pub mod flowcontrol;
+pub(crate) mod flowcontrol;
 pub mod http;
 pub(crate) mod kinds;
 pub(crate) mod rbac;
 pub mod store;
 pub(crate) mod strategy;
-pub mod token_holder;
-pub mod webhooks;
+pub(crate) mod token_holder;
+pub(crate) mod webhooks;
 
 use std::{
     net::SocketAddr,
@@ -204,6 +205,7 @@ impl ApiServer {
         })
     }
 
+    /// The address the server listens on, with the port picked when [`Config::addr`] asked for 0.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -225,6 +227,7 @@ impl ApiServer {
         self.audit.as_ref().map(|log| log.records()).unwrap_or_default()
     }
 
+    /// The server's store, for reading and writing objects in-process, without HTTP.
     pub fn store(&self) -> &Arc<Store> {
         &self.store
     }
@@ -266,6 +269,8 @@ impl ApiServer {
         kubeconfig_yaml(&self.url(), self.ca_pem(), self.token())
     }
 
+    /// Writes [`ApiServer::kubeconfig_yaml`] to `path`, owner-only since it holds the token, creating
+    /// its directory.
     pub fn write_kubeconfig(&self, path: &Path) -> Result<()> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;

@@ -14,9 +14,9 @@
 //! ([`Target::write_view`]), `eviction` and `binding` as objects only ever created
 //! ([`Target::admit_create`]).
 //!
-//! [`write`] holds that orchestration, [`stages`] the stages that call out (mutating webhooks, then
-//! admission policies and validating webhooks), [`call`] one call of a webhook, and [`matching`] which
-//! webhooks a request's attributes select.
+//! [`write`](mod@write) holds that orchestration, [`stages`] the stages that call out (mutating
+//! webhooks, then admission policies and validating webhooks), [`call`] one call of a webhook, and
+//! [`matching`] which webhooks a request's attributes select.
 
 mod attributes;
 pub mod call;
@@ -27,7 +27,7 @@ mod stages;
 mod subresources;
 mod write;
 
-pub use attributes::{Attributes, Kind, operation_name};
+pub use attributes::{Attributes, Kind};
 pub use subresources::View;
 pub use write::{Change, Target};
 

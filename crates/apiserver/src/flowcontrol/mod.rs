@@ -10,7 +10,7 @@ mod classify;
 mod dangling;
 
 pub(crate) use bootstrap::ensure_configuration;
-pub use classify::{Classifier, Matched, Target, User};
+pub use classify::{Classifier, Target, User};
 pub(crate) use dangling::keep_dangling_conditions;
 
 pub const GROUP: &str = "flowcontrol.apiserver.k8s.io";

@@ -1,16 +1,16 @@
 //! The HTTP face of the server, layered as kube-apiserver's: the [`filters`] every request passes
-//! (authentication, flow control, authorization, audit) wrapped around the [`handlers`]. What both
-//! read stays here: the request, read once (`request`), what its path names ([`path`]), the answer
-//! ([`respond`]), the state every request shares ([`Shared`]) and TLS ([`tls`]). One fallback
+//! (authentication, flow control, authorization, audit) wrapped around the `handlers`. What both
+//! read stays here: the request, read once (`request`), what its path names (`path`), the answer
+//! (`respond`), the state every request shares ([`Shared`]) and TLS ([`tls`]). One fallback
 //! handler parses the Kubernetes URL scheme (C1) because its shape
 //! (`namespaces/{ns}/{plural}/{name}/{sub}` next to `namespaces/{name}/status`) does not fit a
 //! static route table.
 
 pub mod filters;
-pub mod handlers;
-pub mod path;
+pub(crate) mod handlers;
+pub(crate) mod path;
 pub(crate) mod request;
-pub mod respond;
+pub(crate) mod respond;
 mod shared;
 pub mod tls;
 
@@ -23,6 +23,7 @@ use handlers::{discovery, health, metrics, resources};
 use request::Call;
 pub use shared::Shared;
 
+/// The server's routes: every request goes through the filters, then to its handler.
 pub fn router(shared: Arc<Shared>) -> Router {
     filters::around(Router::new().fallback(dispatch), &shared).with_state(shared)
 }

@@ -15,7 +15,9 @@ use crate::store::Store;
 
 /// What every request handler shares.
 pub struct Shared {
+    /// The objects served.
     pub store: Arc<Store>,
+    /// Larger request bodies are refused with 413 ([`crate::Config::max_body_bytes`]).
     pub max_body_bytes: usize,
     /// The bearer token every request must carry; `None` serves anyone (`--insecure-no-auth`).
     pub token: Option<secrecy::SecretString>,
@@ -46,7 +48,7 @@ pub struct Shared {
 
 impl Shared {
     /// What a presented token is checked against; `None` when authentication is off.
-    pub fn credentials(&self) -> Option<authentication::Credentials> {
+    pub(crate) fn credentials(&self) -> Option<authentication::Credentials> {
         self.token.clone().map(|token| authentication::Credentials {
             token,
             service_accounts: self.service_account_tokens.clone(),

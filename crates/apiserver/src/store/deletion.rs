@@ -10,6 +10,9 @@ use super::{DeleteOptions, DeletePropagation as Propagation, State, Store, stora
 use crate::error::{Error, Result, Subject};
 
 impl Store {
+    /// Deletes the object, as a DELETE request does: checks `options`' preconditions, then removes it,
+    /// or, while finalizers remain (or under foreground propagation), only marks it deleting with a
+    /// `deletionTimestamp`. Returns the object as removed or as marked (unchanged under dry run).
     pub fn delete(
         &self,
         rt: &Arc<ResourceType>,

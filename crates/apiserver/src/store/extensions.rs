@@ -8,6 +8,7 @@ use std::{
     collections::HashMap,
 };
 
+/// One value of each type, made on first use.
 #[derive(Default)]
 pub struct Extensions(HashMap<TypeId, Box<dyn Any + Send>>);
 

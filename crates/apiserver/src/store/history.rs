@@ -14,7 +14,9 @@ use crate::error::Error;
 /// How much history is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// At most this many events.
     pub events: usize,
+    /// At most this many bytes of the JSON of the objects the events carry.
     pub bytes: usize,
 }
 

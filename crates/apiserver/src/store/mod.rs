@@ -60,6 +60,9 @@ pub(crate) struct State {
     pub extensions: Extensions,
 }
 
+/// The objects of every kind, their resourceVersions and watch history, under one lock: every write
+/// is committed (and, with a data dir, journaled) whole or not at all, as etcd behind kube-apiserver
+/// would.
 pub struct Store {
     state: Mutex<State>,
     events: broadcast::Sender<Arc<StoredEvent>>,
@@ -79,14 +82,19 @@ impl std::fmt::Debug for Store {
 
 pub use apimachinery::stored_form::storage_key;
 
+/// Names `name` of `rt` in an error (see [`Subject::of`]).
 pub fn subject(rt: &ResourceType, name: &str) -> Subject {
     Subject::of(rt, name)
 }
 
 /// Where a watch starts: the events to replay, then the live channel.
 pub struct WatchStart {
+    /// The events after the watch's resourceVersion that are already stored, oldest first.
     pub replay: Vec<Arc<StoredEvent>>,
+    /// The events written from then on.
     pub live: broadcast::Receiver<Arc<StoredEvent>>,
+    /// The store's resourceVersion when the watch started: `replay` ends there and `live` begins
+    /// after it.
     pub resource_version: u64,
 }
 
@@ -210,18 +218,23 @@ impl Store {
         result
     }
 
+    /// The resourceVersion of the latest write (every write, of any kind, increments it).
     pub fn current_resource_version(&self) -> u64 {
         self.lock().resource_version
     }
 
+    /// The resource types served now (a copy: later CRD changes do not show in it).
     pub fn registry(&self) -> Registry {
         self.lock().registry.clone()
     }
 
+    /// The type served at `group`/`version`/`plural`, if any ([`Registry::resolve`]).
     pub fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
         self.lock().registry.resolve(group, version, plural)
     }
 
+    /// The object `name` in `namespace` (empty for cluster-scoped kinds), presented at `rt`'s
+    /// version; [`Error::NotFound`] when there is none.
     pub fn get(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<Value, Error> {
         self.get_stored(rt, namespace, name)
             .map(|object| stored_form::present_owned(rt, object))

@@ -11,6 +11,7 @@ use std::{
 
 use serde_json::Value;
 
+/// An object's JSON as stored; cloning shares the bytes.
 #[derive(Clone)]
 pub struct StoredObject(Arc<[u8]>);
 
@@ -25,6 +26,7 @@ impl std::fmt::Debug for StoredObject {
 }
 
 impl StoredObject {
+    /// The compact JSON of `object`.
     pub fn encode(object: &Value) -> StoredObject {
         // A Value always serializes: its map keys are strings.
         StoredObject(serde_json::to_vec(object).unwrap_or_default().into())
@@ -40,6 +42,7 @@ impl StoredObject {
         &self.0
     }
 
+    /// Whether there are no bytes (never, for an object made by [`StoredObject::encode`]).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -49,6 +52,7 @@ impl StoredObject {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
+    /// The object, parsed again.
     pub fn decode(&self) -> Value {
         // Only `encode` makes these bytes, so they always parse; Null would only mean a bug here.
         serde_json::from_slice(&self.0).unwrap_or(Value::Null)

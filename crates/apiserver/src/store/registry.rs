@@ -5,6 +5,7 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use apimachinery::resource::{self, Origin, ResourceType};
 
+/// The served resource types, by group, version and plural.
 #[derive(Debug, Clone)]
 pub struct Registry {
     /// (group, version, plural) -> type.
@@ -35,6 +36,7 @@ impl Registry {
         );
     }
 
+    /// The type served at `group`/`version`/`plural`, if any.
     pub fn resolve(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceType>> {
         self.by_gvr
             .get(&(group.to_owned(), version.to_owned(), plural.to_owned()))
@@ -58,6 +60,7 @@ impl Registry {
             .collect()
     }
 
+    /// Every type served, ordered by group, version and plural.
     pub fn all(&self) -> Vec<ResourceType> {
         self.by_gvr.values().map(|rt| (**rt).clone()).collect()
     }
@@ -75,6 +78,7 @@ impl Registry {
         }
     }
 
+    /// Stops serving what the CRD `crd_name` served.
     pub fn remove_crd(&mut self, crd_name: &str) {
         self.generation += 1;
         self.by_gvr.retain(|_, rt| {

@@ -61,17 +61,26 @@ pub enum Audit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verb {
+    /// GET or HEAD of one object.
     Get,
+    /// GET or HEAD of a collection.
     List,
+    /// GET with `watch=true`.
     Watch,
+    /// POST.
     Create,
+    /// PUT.
     Update,
+    /// PATCH, server-side apply included.
     Patch,
+    /// DELETE of one object.
     Delete,
+    /// DELETE of a collection.
     DeleteCollection,
 }
 
 impl Verb {
+    /// Every verb, in declaration order.
     pub const ALL: [Verb; 8] = [
         Verb::Get,
         Verb::List,
@@ -124,17 +133,21 @@ impl std::fmt::Display for Verb {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceAttributes {
+    /// What the request does.
     pub verb: Verb,
     /// `""` for the core group.
     pub group: String,
+    /// The API version of the path (`v1`).
     pub version: String,
     /// The plural: `configmaps`.
     pub resource: String,
+    /// `status`, `scale` ..., `None` for the object itself.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subresource: Option<String>,
     /// `None` for cluster-wide requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// `None` for a request to a collection (list, watch, create, deletecollection).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
@@ -154,13 +167,18 @@ impl ResourceAttributes {
 pub struct NonResourceAttributes {
     /// The lower-case HTTP method: `get`.
     pub verb: String,
+    /// The URL path, without the query: `/healthz`.
     pub path: String,
 }
 
+/// What a request asks to do, as authorization sees it: serialized as a SubjectAccessReview's spec
+/// names it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub enum Attributes {
+    /// A request under `/api` or `/apis` to a resource.
     #[serde(rename = "resourceAttributes")]
     Resource(ResourceAttributes),
+    /// Any other path: discovery, `/version`, `/healthz`, `/metrics` ...
     #[serde(rename = "nonResourceAttributes")]
     NonResource(NonResourceAttributes),
 }
@@ -169,8 +187,10 @@ pub enum Attributes {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
+    /// What was asked.
     #[serde(flatten)]
     pub attributes: Attributes,
+    /// The `User-Agent` header, as sent.
     pub user_agent: Option<String>,
     /// The response's status code (200 for a watch that started).
     pub code: u16,
@@ -183,10 +203,13 @@ pub struct AuditRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Exchange {
+    /// The HTTP method: `GET`.
     pub method: String,
     /// The path and query, as sent.
     pub target: String,
+    /// The request's `Content-Type` header.
     pub content_type: Option<String>,
+    /// The request's `Accept` header.
     pub accept: Option<String>,
     /// The request body, when it had one (lossy UTF-8: the clients recorded send JSON or YAML).
     pub request_body: Option<String>,
@@ -377,6 +400,8 @@ pub struct PendingRecord<'a> {
 }
 
 impl PendingRecord<'_> {
+    /// Records the request with the response's `status` (and, when traffic is recorded, the
+    /// `exchange`).
     pub fn finish(self, status: StatusCode, exchange: Option<Exchange>) {
         let code = status.as_u16();
         // kube-apiserver authorizes an update or patch that creates its object as a create, too.

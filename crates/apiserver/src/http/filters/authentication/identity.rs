@@ -10,19 +10,31 @@ pub enum Identity {
     Administrator,
     /// The holder of a token issued through `serviceaccounts/{name}/token`.
     ServiceAccount {
+        /// The ServiceAccount's namespace.
         namespace: String,
+        /// Its name.
         name: String,
+        /// Its uid, as the token claims it.
         uid: String,
         /// What a TokenReview reports beside the name: the token's id, the pod it is bound to.
         extra: std::collections::BTreeMap<String, Vec<String>>,
     },
     /// The holder of a token the server was given for a user ([`crate::ApiServer::add_user`]), as
     /// kube-apiserver's static token file names users.
-    User { name: String, groups: Vec<String> },
+    User {
+        /// The user name.
+        name: String,
+        /// Its groups, `system:authenticated` among them.
+        groups: Vec<String>,
+    },
     /// Whom the holder of a token acts as through `Impersonate-User` (and `-Group`, `-Uid`).
     Impersonated {
+        /// `Impersonate-User`.
         user: String,
+        /// `Impersonate-Uid`, empty when not given.
         uid: String,
+        /// `Impersonate-Group`s, with `system:authenticated` (`system:unauthenticated` for
+        /// `system:anonymous`) added as kube-apiserver adds it.
         groups: Vec<String>,
     },
 }

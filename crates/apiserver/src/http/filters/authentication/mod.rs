@@ -79,7 +79,7 @@ fn token_matches(presented: &str, expected: &SecretString) -> bool {
 
 /// What a presented token is checked against.
 #[derive(Clone)]
-pub struct Credentials {
+pub(crate) struct Credentials {
     pub token: SecretString,
     pub service_accounts: std::sync::Arc<ServiceAccountTokens>,
     pub users: std::sync::Arc<StaticUsers>,
@@ -116,7 +116,7 @@ impl Credentials {
 
 /// Middleware: passes the request on when it carries the server's token or a service account's,
 /// noting whose, otherwise answers 401 Unauthorized without reading the body.
-pub async fn require_bearer_token(
+pub(crate) async fn require_bearer_token(
     State(credentials): State<Credentials>,
     mut request: Request,
     next: Next,

@@ -45,7 +45,7 @@ def main():
     try:
         root = ElementTree.parse(sys.argv[1]).getroot()
     except (OSError, ElementTree.ParseError) as error:
-        print(f"no JUnit report to read ({error})")
+        print(f"no JUnit report ({error}): the tests did not build or did not start; the errors are above")
         return
     failed = []
     for suite in root.iter("testsuite"):

@@ -5,7 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{AdminAccess, Error, Result};
+use crate::{
+    access::AdminAccess,
+    error::{Error, Result},
+};
 
 /// Where up.sh keeps the cluster's state unless CLUSTER_DIR says otherwise (testenv/cluster/env.sh).
 const DEFAULT_DIR: &str = "/var/tmp/operator-cluster";

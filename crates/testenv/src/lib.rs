@@ -18,6 +18,7 @@
 //!
 //! Beside the control planes, [`import_loops`] checks a crate's module layers for its tests.
 
+mod access;
 pub mod cluster;
 mod discovery;
 pub mod error;
@@ -28,21 +29,13 @@ mod users;
 
 use std::path::Path;
 
+pub use access::AdminAccess;
+use access::{kube_config_for, write_private};
 use apiserver::ApiServer;
 use cluster::SharedCluster;
 pub use discovery::discovered;
 pub use error::{Error, Result};
 use real::RealControlPlane;
-
-/// How the administrator reaches an upstream kube-apiserver (the real control plane's or the
-/// cluster's): its URL, the CA of its serving certificate, and a token of `admin` in `system:masters`.
-#[derive(Clone, Debug)]
-pub struct AdminAccess {
-    pub url: String,
-    pub ca_pem: String,
-    pub ca_der: Vec<u8>,
-    pub token: String,
-}
 
 /// Which control plane a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,33 +223,6 @@ impl ControlPlane {
     pub fn write_kubeconfig_with_token(&self, path: &Path, token: Option<&str>) -> Result<()> {
         write_private(path, &self.kubeconfig_yaml_with_token(token))
     }
-}
-
-/// A kube-rs configuration for the server at `url`, trusting the CA `ca_der`, sending `token`.
-fn kube_config_for(url: &str, ca_der: Option<Vec<u8>>, token: Option<&str>) -> kube::Config {
-    // A URL built from a bound loopback socket address always parses.
-    let mut config = kube::Config::new(url.parse().expect("control plane URL parses"));
-    config.auth_info.token = token.map(|t| t.to_owned().into());
-    config.root_cert = ca_der.map(|der| vec![der]);
-    config
-}
-
-/// Writes `text` to `path`, readable and writable by the owner only (kubeconfigs and keys).
-fn write_private(path: &Path, text: &str) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let write = || {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(path)?;
-        std::io::Write::write_all(&mut file, text.as_bytes())
-    };
-    write().map_err(|source| Error::Io {
-        what: format!("writing {}", path.display()),
-        source,
-    })
 }
 
 /// The tests of `$test`s on each listed tier: `mod $test { async fn $tier() ... }` per tier, each on

@@ -24,7 +24,11 @@ use kube::Api;
 use rand::Rng;
 use tempfile::TempDir;
 
-use crate::{AdminAccess, Error, Result, process::Process};
+use crate::{
+    access::{AdminAccess, kube_config_for, write_private},
+    error::{Error, Result},
+    process::Process,
+};
 
 /// How long kube-apiserver may take from exec to a ready `default` namespace. It needs a few seconds
 /// on an idle machine; the margin is for a 2-core machine running two suites at once.
@@ -158,7 +162,7 @@ impl RealControlPlane {
         plane.wait_until_ready().await?;
 
         let kubeconfig = plane.dir.path().join("controller-manager.kubeconfig");
-        crate::write_private(&kubeconfig, &plane.kubeconfig_for_controller_manager())?;
+        write_private(&kubeconfig, &plane.kubeconfig_for_controller_manager())?;
         let mut flags = vec![
             format!("--kubeconfig={}", kubeconfig.display()),
             "--leader-elect=false".to_owned(),
@@ -187,7 +191,7 @@ impl RealControlPlane {
             ]),
         }
         if controllers == Controllers::All {
-            crate::write_private(&plane.dir.path().join("ca.crt"), &plane.access.ca_pem)?;
+            write_private(&plane.dir.path().join("ca.crt"), &plane.access.ca_pem)?;
         }
         let controller_manager = Process::spawn(
             "kube-controller-manager",
@@ -225,7 +229,7 @@ impl RealControlPlane {
     /// Polls `/readyz`, then the `default` namespace (made by a post-start hook just after), until both
     /// answer; fails at once when a process exits, with the end of its log.
     async fn wait_until_ready(&mut self) -> Result<()> {
-        let mut config = crate::kube_config_for(
+        let mut config = kube_config_for(
             &self.access.url,
             Some(self.access.ca_der.clone()),
             Some(&self.access.token),
@@ -334,13 +338,13 @@ impl Files {
             )
         })?;
         let service_account_key = dir.join("service-account.key");
-        crate::write_private(&service_account_key, &key.serialize_pem())?;
+        write_private(&service_account_key, &key.serialize_pem())?;
         // Verification reads public keys only from a PUBLIC KEY block, not from a PKCS#8 private key.
         let service_account_public_key = dir.join("service-account.pub");
-        crate::write_private(&service_account_public_key, &key.public_key_pem())?;
+        write_private(&service_account_public_key, &key.public_key_pem())?;
         let admin_token = random_token();
         let tokens = dir.join("tokens.csv");
-        crate::write_private(
+        write_private(
             &tokens,
             &format!("{admin_token},admin,admin,\"system:masters\"\n"),
         )?;

@@ -83,6 +83,10 @@ case $tiers in
   all | both) nextest default ;;
   embedded | real) nextest "$tiers" ;;
 esac
+# The examples in the crates' docs (kube-envtest's start an embedded server), which nextest does not run.
+if runs embedded; then
+  phase doctests cargo test --doc --workspace -q || status=1
+fi
 # kube-envtest as another project builds it: no Go on PATH, offline; then from its packages, with the
 # example project built and tested against them (cargo test: it is no workspace member).
 no_go_build() { phase no-go-build bash scripts/no-go-build.sh --no-fail-fast || status=1; }

@@ -1,26 +1,18 @@
 //! APIServices: kube-aggregator's validation beyond their metadata. Their availability is a
 //! controller's (`emulated::api_services`).
 
-use apimachinery::resource::ResourceType;
 use apimachinery::{FieldCause, meta, schema::messages, validation::NameRule};
 use serde_json::{Value, json};
 
 use super::Kind;
-use crate::store::State;
+use crate::store::Preparing;
 
 /// APIServices: validated beyond their metadata.
 pub(super) struct ApiServices;
 
 impl Kind for ApiServices {
-    fn prepare(
-        &self,
-        _state: &mut State,
-        _rt: &ResourceType,
-        _old: Option<&Value>,
-        object: &mut Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        match validate(object) {
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        match validate(write.object) {
             causes if causes.is_empty() => Ok(()),
             causes => Err(causes),
         }

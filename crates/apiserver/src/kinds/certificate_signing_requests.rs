@@ -1,25 +1,18 @@
 //! CertificateSigningRequests' strategy: who asked, filled in by the server, and the times of their
 //! conditions.
 
-use apimachinery::{FieldCause, meta, resource::ResourceType};
+use apimachinery::{FieldCause, meta};
 use serde_json::Value;
 
 use super::Kind;
-use crate::store::State;
+use crate::store::Preparing;
 
 /// CertificateSigningRequests: who asked, and their conditions' times.
 pub(super) struct CertificateSigningRequests;
 
 impl Kind for CertificateSigningRequests {
-    fn prepare(
-        &self,
-        _state: &mut State,
-        _rt: &ResourceType,
-        old: Option<&Value>,
-        object: &mut Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        prepare(old, object);
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        prepare(write.old, write.object);
         Ok(())
     }
 }

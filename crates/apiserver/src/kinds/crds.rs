@@ -2,25 +2,19 @@
 //! their custom resources served from the moment they are admitted. Establishing them and tearing
 //! them down is the CRD controllers' (`emulated::crds`).
 
-use apimachinery::{FieldCause, meta, resource::ResourceType, schema::validate_crd};
+use apimachinery::{FieldCause, meta, schema::validate_crd};
 use serde_json::{Value, json};
 
 use super::Kind;
+use crate::store::Preparing;
 use crate::store::State;
 
 /// CustomResourceDefinitions: prepared, validated and served.
 pub(super) struct CustomResourceDefinitions;
 
 impl Kind for CustomResourceDefinitions {
-    fn prepare(
-        &self,
-        state: &mut State,
-        _rt: &ResourceType,
-        old: Option<&Value>,
-        object: &mut Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        prepare(state, old, object)
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        prepare(write.state, write.old, write.object)
     }
 }
 

@@ -3,20 +3,13 @@
 use apimachinery::{FieldCause, resource::ResourceType, validation::NameRule};
 use serde_json::Value;
 
-use crate::{error::Error, store::State};
+use crate::{error::Error, store::Preparing};
 
 /// A kind's own rules; each has a default that does nothing special.
 pub(crate) trait Kind: Sync {
-    /// Prepares a create (`old` = None) or an update made through `subresource`: sets what the
-    /// server sets, or refuses the object with the causes of a 422.
-    fn prepare(
-        &self,
-        _state: &mut State,
-        _rt: &ResourceType,
-        _old: Option<&Value>,
-        _object: &mut Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
+    /// Prepares a create or an update: sets what the server sets, or refuses the object with the
+    /// causes of a 422.
+    fn prepare(&self, _write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
         Ok(())
     }
 

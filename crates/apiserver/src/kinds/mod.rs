@@ -38,7 +38,7 @@ use services::Services;
 
 use crate::{
     error::Error,
-    store::{KindRules, State},
+    store::{KindRules, Preparing},
 };
 
 /// The kinds with rules of their own: (group, resource, rules).
@@ -91,15 +91,8 @@ pub(crate) fn of(rt: &ResourceType) -> Option<&'static dyn Kind> {
 pub(crate) struct Table;
 
 impl KindRules for Table {
-    fn prepare(
-        &self,
-        state: &mut State,
-        rt: &ResourceType,
-        old: Option<&Value>,
-        object: &mut Value,
-        subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        of(rt).map_or(Ok(()), |kind| kind.prepare(state, rt, old, object, subresource))
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        of(write.rt).map_or(Ok(()), |kind| kind.prepare(write))
     }
 
     fn may_go(&self, rt: &ResourceType, object: &Value) -> bool {

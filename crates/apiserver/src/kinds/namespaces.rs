@@ -8,24 +8,18 @@ use apimachinery::{meta, resource::ResourceType, validation::NameRule};
 use serde_json::{Value, json};
 
 use super::Kind;
-use crate::{error::Error, store::State};
+use crate::error::Error;
+use crate::store::Preparing;
 
 /// Namespaces: their finalizers, phase and the ones that may not be deleted.
 pub(super) struct Namespaces;
 
 impl Kind for Namespaces {
-    fn prepare(
-        &self,
-        _state: &mut State,
-        rt: &ResourceType,
-        old: Option<&Value>,
-        object: &mut Value,
-        subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        if old.is_none() {
-            record_server_create(rt, object);
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        if write.old.is_none() {
+            record_server_create(write.rt, write.object);
         }
-        prepare(old, object, subresource == Some("finalize"));
+        prepare(write.old, write.object, write.subresource == Some("finalize"));
         Ok(())
     }
 

@@ -1,26 +1,19 @@
 //! New Nodes (B7): kube-apiserver's NodeTaint admission keeps a new node from pods until its kubelet
 //! reports it ready, and its status is written whole (Go's zero values) even when nothing reports.
 
-use apimachinery::{FieldCause, resource::ResourceType};
+use apimachinery::FieldCause;
 use serde_json::{Value, json};
 
 use super::Kind;
-use crate::store::State;
+use crate::store::Preparing;
 
 /// Nodes: what a create sets.
 pub(super) struct Nodes;
 
 impl Kind for Nodes {
-    fn prepare(
-        &self,
-        _state: &mut State,
-        _rt: &ResourceType,
-        old: Option<&Value>,
-        object: &mut Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        if old.is_none() {
-            prepare_for_create(object);
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        if write.old.is_none() {
+            prepare_for_create(write.object);
         }
         Ok(())
     }

@@ -35,7 +35,7 @@ use tokio::sync::broadcast;
 pub use event::{EventType, StoredEvent};
 pub use extensions::Extensions;
 pub use history::Limits as HistoryLimits;
-pub(crate) use hooks::{AdmissionPlugins, Hooks, Indexes, KindRules, Lifecycle, WriteReactions};
+pub(crate) use hooks::{AdmissionPlugins, Hooks, Indexes, KindRules, Lifecycle, Preparing, WriteReactions};
 pub use object::StoredObject;
 pub use options::{DeleteOptions, FieldValidation, Propagation as DeletePropagation, WriteOptions, Written};
 pub(crate) use past::ListKey;

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use apimachinery::FieldCause;
 
-use super::{State, Store, StoredObject, WriteOptions, Written, subject};
+use super::{Preparing, State, Store, StoredObject, WriteOptions, Written, subject};
 use crate::error::{Error, Result};
 
 /// A create ready to commit: the object as it will be stored, and the Warning texts of its request.
@@ -204,7 +204,13 @@ impl Store {
     fn on_create(&self, state: &mut State, rt: &ResourceType, object: &mut Value) -> Result<()> {
         self.hooks
             .kind_rules
-            .prepare(state, rt, None, object, None)
+            .prepare(Preparing {
+                state,
+                rt,
+                old: None,
+                object,
+                subresource: None,
+            })
             .map_err(|causes| refused(rt, object, true, Refusal::Invalid(causes)))?;
         self.hooks
             .admission
@@ -222,7 +228,13 @@ impl Store {
     ) -> Result<()> {
         self.hooks
             .kind_rules
-            .prepare(state, rt, Some(old), object, subresource)
+            .prepare(Preparing {
+                state,
+                rt,
+                old: Some(old),
+                object,
+                subresource,
+            })
             .map_err(|causes| refused(rt, object, false, Refusal::Invalid(causes)))?;
         self.hooks
             .admission

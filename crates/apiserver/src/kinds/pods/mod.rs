@@ -5,26 +5,19 @@
 
 pub(crate) mod qos;
 
-use apimachinery::{FieldCause, resource::ResourceType};
+use apimachinery::FieldCause;
 use serde_json::{Value, json};
 
 use super::Kind;
-use crate::store::State;
+use crate::store::Preparing;
 
 /// Pods: what a create sets.
 pub(super) struct Pods;
 
 impl Kind for Pods {
-    fn prepare(
-        &self,
-        _state: &mut State,
-        _rt: &ResourceType,
-        old: Option<&Value>,
-        object: &mut Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        if old.is_none() {
-            prepare_for_create(object);
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        if write.old.is_none() {
+            prepare_for_create(write.object);
         }
         Ok(())
     }

@@ -10,11 +10,12 @@ pub(crate) mod addresses;
 
 use std::net::Ipv4Addr;
 
-use apimachinery::{FieldCause, resource::ResourceType, validation::NameRule};
+use apimachinery::{FieldCause, validation::NameRule};
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use super::Kind;
+use crate::store::Preparing;
 use crate::store::State;
 use addresses::{NODE_PORTS, SIZE, ServiceAddresses, at, in_range};
 
@@ -22,15 +23,8 @@ use addresses::{NODE_PORTS, SIZE, ServiceAddresses, at, in_range};
 pub(super) struct Services;
 
 impl Kind for Services {
-    fn prepare(
-        &self,
-        state: &mut State,
-        _rt: &ResourceType,
-        old: Option<&Value>,
-        object: &mut Value,
-        _subresource: Option<&str>,
-    ) -> Result<(), Vec<FieldCause>> {
-        prepare(state, old, object)
+    fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
+        prepare(write.state, write.old, write.object)
     }
 
     fn name_rule(&self) -> NameRule {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 pub(crate) use admission::AdmissionPlugins;
 pub(crate) use indexes::Indexes;
-pub(crate) use kind_rules::KindRules;
+pub(crate) use kind_rules::{KindRules, Preparing};
 pub(crate) use lifecycle::Lifecycle;
 pub(crate) use reactions::WriteReactions;
 

@@ -12,6 +12,7 @@
 use serde_json::Value;
 
 use super::authorizer::{self, Action, PRIVILEGED_GROUP, Requester};
+use super::sent_object::{Target, target};
 use crate::error::{Error, Subject};
 use crate::http::{
     Shared,
@@ -40,20 +41,11 @@ pub(super) fn confirm_permitted(
         return Ok(());
     };
     let new_refs = new_refs.as_array().cloned().unwrap_or_default();
-    let namespace = attributes.namespace.clone().unwrap_or_default();
-    let name = attributes
-        .name
-        .clone()
-        .or_else(|| {
-            sent.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .unwrap_or_default();
-    let stored = shared
-        .store
-        .resolve(&attributes.group, &attributes.version, &attributes.resource)
-        .and_then(|rt| shared.store.get(&rt, &namespace, &name).ok());
+    let Target {
+        namespace,
+        name,
+        stored,
+    } = target(shared, attributes, sent);
     let old_refs = stored
         .as_ref()
         .and_then(|s| s.pointer("/metadata/ownerReferences"))

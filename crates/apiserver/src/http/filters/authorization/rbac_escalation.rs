@@ -10,9 +10,12 @@
 
 use std::collections::BTreeSet;
 
+use apimachinery::meta::strings_at;
+
 use serde_json::{Value, json};
 
 use super::authorizer::{self, Action, PRIVILEGED_GROUP, Requester};
+use super::sent_object::{Target, target};
 use crate::error::{Error, Subject};
 use crate::http::{
     Shared,
@@ -41,20 +44,11 @@ pub(super) fn confirm_no_escalation(
     attributes: &ResourceAttributes,
     sent: &Value,
 ) -> Result<(), Error> {
-    let namespace = attributes.namespace.clone().unwrap_or_default();
-    let name = attributes
-        .name
-        .clone()
-        .or_else(|| {
-            sent.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .unwrap_or_default();
-    let stored = shared
-        .store
-        .resolve(RBAC, "v1", &attributes.resource)
-        .and_then(|rt| shared.store.get(&rt, &namespace, &name).ok());
+    let Target {
+        namespace,
+        name,
+        stored,
+    } = target(shared, attributes, sent);
     let may = |verb: &str, resource: &str, name: &str| {
         let action = Action::Resource {
             verb: verb.to_owned(),
@@ -177,24 +171,12 @@ struct Rule {
 
 impl Rule {
     fn of(rule: &Value) -> Rule {
-        let list = |key: &str| -> Vec<String> {
-            rule.get(key)
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
         Rule {
-            verbs: list("verbs"),
-            api_groups: list("apiGroups"),
-            resources: list("resources"),
-            resource_names: list("resourceNames"),
-            non_resource_urls: list("nonResourceURLs"),
+            verbs: strings_at(rule, "/verbs"),
+            api_groups: strings_at(rule, "/apiGroups"),
+            resources: strings_at(rule, "/resources"),
+            resource_names: strings_at(rule, "/resourceNames"),
+            non_resource_urls: strings_at(rule, "/nonResourceURLs"),
         }
     }
 

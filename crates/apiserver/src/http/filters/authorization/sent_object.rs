@@ -6,7 +6,40 @@ use axum::{body::Body, extract::Request, http::header, middleware::Next, respons
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::http::{Shared, respond};
+use crate::http::{Shared, filters::audit::ResourceAttributes, respond};
+
+/// What a write names and what is stored under that name now, as both checks compare them.
+pub(super) struct Target {
+    /// The request's namespace (empty for a cluster-scoped object).
+    pub(super) namespace: String,
+    /// The request's name, or for a create (whose path names none) the body's `metadata.name`.
+    pub(super) name: String,
+    /// The object stored under that name, if any: `None` for a create.
+    pub(super) stored: Option<Value>,
+}
+
+/// The target of a write with `attributes` that sends `sent`.
+pub(super) fn target(shared: &Shared, attributes: &ResourceAttributes, sent: &Value) -> Target {
+    let namespace = attributes.namespace.clone().unwrap_or_default();
+    let name = attributes
+        .name
+        .clone()
+        .or_else(|| {
+            sent.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let stored = shared
+        .store
+        .resolve(&attributes.group, &attributes.version, &attributes.resource)
+        .and_then(|rt| shared.store.get(&rt, &namespace, &name).ok());
+    Target {
+        namespace,
+        name,
+        stored,
+    }
+}
 
 /// Reads the request's body and runs `confirm` on the object it sends: answers the error `confirm`
 /// gives (a 403), or passes the request on with its body. What does not decode is left to the

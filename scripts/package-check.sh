@@ -32,9 +32,17 @@ cargo package --offline --locked --allow-dirty --no-verify -q "${crates[@]/#/-p=
 packages=()
 for i in "${!dirs[@]}"; do
   version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "crates/${dirs[$i]}/Cargo.toml" | head -1)
-  packages+=("$target/package/${crates[$i]}-$version.crate")
+  packages+=("${crates[$i]}-$version")
 done
-python3 scripts/local-registry.py "$registry" Cargo.lock "${packages[@]}"
+crate_files=()
+for package in "${packages[@]}"; do crate_files+=("$target/package/$package.crate"); done
+python3 scripts/local-registry.py "$registry" Cargo.lock "${crate_files[@]}"
+# Cargo unpacks a local registry's packages once, under CARGO_HOME/registry/src/-<hash of the
+# registry's path>/<name>-<version>, and reuses that copy while it exists: a package remade from newer
+# sources at the same version and path would be built from the old copy. So our packages' copies go
+# before every build (the crates.io packages' copies stay: their contents never change).
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+for package in "${packages[@]}"; do rm -rf "$cargo_home"/registry/src/-*/"$package"; done
 
 # crates.io replaced by the registry; the workspace's debug levels (Cargo.toml's [profile.dev]): less
 # to write and link than cargo's default full debug info.

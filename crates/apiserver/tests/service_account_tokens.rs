@@ -288,6 +288,21 @@ async fn a_token_request_is_refused_as_kube_apiserver_refuses_it(backend: Backen
         short.body["message"],
         "TokenRequest.authentication.k8s.io \"\" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
     );
+    // A body naming another account or namespace than the path's.
+    let path = format!("/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{ACCOUNT}/token");
+    let named = |metadata: Value| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "metadata": metadata, "spec": {}});
+    let other_name = post(&admin, &path, named(json!({"name": "other"}))).await;
+    assert_eq!(other_name.status, 422, "{}", other_name.text);
+    assert_eq!(
+        other_name.body["message"],
+        "TokenRequest.authentication.k8s.io \"builder\" is invalid: metadata.name: Invalid value: \"other\": must match the service account name if specified"
+    );
+    let other_namespace = post(&admin, &path, named(json!({"namespace": "elsewhere"}))).await;
+    assert_eq!(other_namespace.status, 400, "{}", other_namespace.text);
+    assert_eq!(
+        other_namespace.body["message"],
+        "the namespace of the provided object does not match the namespace sent on the request"
+    );
     let config_map = token_request(
         &admin,
         json!({"boundObjectRef": {"apiVersion": "v1", "kind": "ConfigMap", "name": "c"}}),

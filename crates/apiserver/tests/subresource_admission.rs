@@ -1,7 +1,8 @@
 //! Writes through subresources pass admission as any other write does: a ValidatingAdmissionPolicy or
-//! an admission webhook whose rules name `deployments/scale`, `deployments/status`, `pods/eviction`
-//! or `pods/binding` sees those writes, as the object the subresource is written with (a Scale, the
-//! whole Deployment, an Eviction, a Binding), and may refuse them. Each test runs on the embedded
+//! an admission webhook whose rules name `deployments/scale`, `deployments/status`, `pods/eviction`,
+//! `pods/binding` or `serviceaccounts/token` sees those writes, as the object the subresource is
+//! written with (a Scale, the whole Deployment, an Eviction, a Binding, a TokenRequest), and may
+//! refuse them. Each test runs on the embedded
 //! server and on the real kube-apiserver, whose answers are the expected ones.
 
 mod common;
@@ -324,3 +325,138 @@ fn pod_subresource_create(
         "oldObject": null, "options": "CreateOptions",
     })
 }
+
+/// Refuses a TokenRequest for the audience [`REFUSED_AUDIENCE`].
+fn judge_token(review: &Value) -> Value {
+    let audiences = &review["request"]["object"]["spec"]["audiences"];
+    match audiences
+        .as_array()
+        .is_some_and(|list| list.contains(&json!(REFUSED_AUDIENCE)))
+    {
+        true => json!({"allowed": false, "status": {"code": 403, "message": "not for that audience"}}),
+        false => json!({"allowed": true}),
+    }
+}
+
+const REFUSED_AUDIENCE: &str = "https://refused.example.com";
+
+fn token_request(spec: Value) -> Value {
+    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
+}
+
+/// A TokenRequest is a CREATE of `serviceaccounts/token` named as the account: a validating webhook
+/// sees the TokenRequest as the server completed it (its lifetime and audiences defaulted, its name
+/// the account's, its status empty) and may refuse it, and so may a ValidatingAdmissionPolicy.
+/// `kubectl create token` is refused as the API is.
+async fn token_requests_pass_admission(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    let namespace = "tokens-admitted";
+    labelled_namespace(&client, namespace).await;
+    let accounts = format!("/api/v1/namespaces/{namespace}/serviceaccounts");
+    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "builder"}});
+    created(&client, &accounts, account).await;
+    let token = format!("{accounts}/builder/token");
+
+    let recorder = Recorder::default();
+    let server = WebhookServer::start(Router::new().route("/judge", recorder.route(judge_token))).await;
+    let configuration = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "token-admission"},
+        "webhooks": [webhook("token.example.com", &server, "/judge", "serviceaccounts/token", namespace)]});
+    created(&client, WEBHOOKS, configuration).await;
+    let refused_audience = json!({"audiences": [REFUSED_AUDIENCE]});
+    let to_refused_audience = || post(&client, &token, token_request(refused_audience.clone()));
+    let refused = until_enforced("the webhook on serviceaccounts/token", to_refused_audience, |a| {
+        a.status != 201
+    })
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert_eq!(
+        refused.body["message"],
+        "admission webhook \"token.example.com\" denied the request: not for that audience"
+    );
+    recorder.clear();
+    let issued = post(&client, &token, token_request(json!({}))).await;
+    assert_eq!(issued.status, 201, "{}", issued.body);
+    let reviews = recorder.requests();
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    let review = &reviews[0];
+    let tokens = json!({"group": "", "version": "v1", "resource": "serviceaccounts"});
+    let kind = json!({"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"});
+    assert_eq!(
+        described(review),
+        json!({"kind": kind, "resource": tokens, "subResource": "token",
+            "requestKind": kind, "requestResource": tokens, "requestSubResource": "token",
+            "operation": "CREATE", "name": "builder", "namespace": namespace,
+            "objectKind": "TokenRequest", "objectApiVersion": "authentication.k8s.io/v1",
+            "objectName": "builder", "oldObject": null, "options": "CreateOptions"})
+    );
+    let object = &review["object"];
+    assert_eq!(
+        object["spec"],
+        json!({"audiences": ["https://kubernetes.default.svc"], "boundObjectRef": null, "expirationSeconds": 3600})
+    );
+    assert_eq!(
+        object["status"],
+        json!({"token": "", "expirationTimestamp": null})
+    );
+    assert_eq!(object["metadata"]["namespace"], namespace);
+    let entry = &object["metadata"]["managedFields"][0];
+    assert_eq!(
+        (&entry["subresource"], &entry["operation"], &entry["fieldsV1"]),
+        (
+            &json!("token"),
+            &json!("Update"),
+            &json!({"f:spec": {"f:expirationSeconds": {}}})
+        ),
+        "the managedFields entry of the request as decoded"
+    );
+
+    let policy = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "short-tokens"},
+        "spec": {"failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["serviceaccounts/token"]}]},
+            "validations": [
+                {"expression": "object.spec.expirationSeconds <= 3600"},
+                {"expression": "object.metadata.name == 'builder' && size(object.spec.audiences) > 0"}]}});
+    let binding = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "short-tokens-binding"},
+        "spec": {"policyName": "short-tokens", "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"subresource-admission": namespace}}}}});
+    created(&client, POLICIES, policy).await;
+    created(&client, BINDINGS, binding).await;
+    let long = || post(&client, &token, token_request(json!({"expirationSeconds": 7200})));
+    let refused = until_enforced("the policy on serviceaccounts/token", long, |a| a.status != 201).await;
+    let said = "ValidatingAdmissionPolicy 'short-tokens' with binding 'short-tokens-binding' denied request: failed expression: object.spec.expirationSeconds <= 3600";
+    assert_eq!(
+        refused.body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": format!("serviceaccounts \"builder\" is forbidden: {said}"),
+            "reason": "Invalid",
+            "details": {"name": "builder", "kind": "serviceaccounts", "causes": [{"message": said}]},
+            "code": 422})
+    );
+    // Its lifetime defaulted to an hour, its audiences to the server's, named as the account: allowed.
+    let issued = post(&client, &token, token_request(json!({}))).await;
+    assert_eq!(issued.status, 201, "{}", issued.body);
+    assert!(
+        issued.body["status"]["token"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    );
+
+    let kubectl = common::kubectl::Kubectl::new(&plane);
+    let said_by_kubectl = kubectl
+        .fails(&["create", "token", "builder", "--duration=2h", "-n", namespace])
+        .await;
+    assert!(
+        said_by_kubectl.contains(&format!(
+            "failed to create token: serviceaccounts \"builder\" is forbidden: {said}"
+        )),
+        "{said_by_kubectl}"
+    );
+    kubectl.ok(&["create", "token", "builder", "-n", namespace]).await;
+}
+
+testenv::each_control_plane!(token_requests_pass_admission);

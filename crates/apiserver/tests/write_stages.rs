@@ -2,9 +2,10 @@
 //! admission and the store's commit, counted by the embedded server on `/metrics`
 //! (`embedded_apiserver_write_stages_total`) and, for the webhooks, by the webhook server itself. A
 //! write no webhook is configured for runs no admission stage. Writes through subresources (a Scale,
-//! an Eviction) count as requests' too; the server's own writes (its emulated controllers') run the
-//! same stages but admission, counted apart (`embedded_apiserver_server_write_stages_total`). The
-//! counts are the embedded server's own, so these tests run on it alone.
+//! an Eviction) count as requests' too; the server's own writes (its emulated controllers', the
+//! garbage collector's) run the same stages but admission, counted apart
+//! (`embedded_apiserver_server_write_stages_total`). The counts are the embedded server's own, so
+//! these tests run on it alone.
 
 mod common;
 
@@ -320,6 +321,43 @@ async fn the_controllers_writes_run_the_strategy_stages_without_admission() {
     let ran = |stage: &str| after[stage] - before.get(stage).copied().unwrap_or_default();
     for stage in ["decode", "validate", "commit"] {
         assert!(ran(stage) >= 3, "{stage} ran {} times", ran(stage));
+    }
+    for stage in ["mutating_admission", "validating_admission", "conversion"] {
+        assert_eq!(ran(stage), 0, "{stage}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_garbage_collectors_writes_run_the_strategy_stages_without_admission() {
+    let plane = ControlPlane::start(Backend::Embedded)
+        .await
+        .expect("server starts");
+    let client = plane.client();
+    let created = request(
+        &client,
+        "POST",
+        CONFIG_MAPS,
+        "application/json",
+        config_map("owner"),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let mut dependent = config_map("dependent");
+    dependent["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap",
+        "name": "owner", "uid": created.body["metadata"]["uid"]}]);
+    let dependent = request(&client, "POST", CONFIG_MAPS, "application/json", dependent).await;
+    assert_eq!(dependent.status, 201, "{}", dependent.body);
+    let server_counts = || counts_of(&client, "embedded_apiserver_server_write_stages_total");
+    let before = server_counts().await;
+    let path = format!("{CONFIG_MAPS}/owner");
+    let options = json!({"propagationPolicy": "Orphan"});
+    let deleted = request(&client, "DELETE", &path, "application/json", options).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    // The dependent released by an update of the server's: its reference dropped.
+    let after = server_counts().await;
+    let ran = |stage: &str| after[stage] - before.get(stage).copied().unwrap_or_default();
+    for stage in ["decode", "validate", "commit"] {
+        assert_eq!(ran(stage), 1, "{stage}");
     }
     for stage in ["mutating_admission", "validating_admission", "conversion"] {
         assert_eq!(ran(stage), 0, "{stage}");

@@ -52,6 +52,11 @@ impl Kind {
         version: "v1",
         kind: "Binding",
     };
+    pub const TOKEN_REQUEST: Kind = Kind {
+        group: "authentication.k8s.io",
+        version: "v1",
+        kind: "TokenRequest",
+    };
 
     /// The kind a review names: `kind` if the write has one of its own, else `rt`'s.
     pub fn of(kind: Option<&Kind>, rt: &ResourceType) -> Value {

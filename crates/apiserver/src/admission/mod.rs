@@ -11,8 +11,8 @@
 //!
 //! Subresources write through here as well: `status`, `approval`, `ephemeralcontainers`, `resize` and
 //! `finalize` as updates of their object ([`Target::write`]), `scale` through a view of it
-//! ([`Target::write_view`]), `eviction` and `binding` as objects only ever created
-//! ([`Target::admit_create`]).
+//! ([`Target::write_view`]), `eviction`, `binding` and a service account's `token` as objects only
+//! ever created ([`Target::admit_create`]).
 //!
 //! [`write`](mod@write) holds that orchestration, [`stages`] the stages that call out (mutating
 //! webhooks, then admission policies and validating webhooks), [`call`] one call of a webhook, and

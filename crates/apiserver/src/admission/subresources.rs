@@ -7,9 +7,9 @@
 //!   of the object about to be stored, both as an UPDATE with the current view as `oldObject`; between
 //!   them the strategy's stages run on the stored object, as for any update.
 //! - [`Target::admit_create`]: an object that is only ever created and never stored (`eviction`,
-//!   `binding`), seen by admission as a CREATE. What it sets in motion (a pod deleted, a node
-//!   assigned) is then the endpoint's to write without admission, as kube-apiserver's pod storage
-//!   writes it straight to storage.
+//!   `binding`, a service account's `token`), seen by admission as a CREATE. What it sets in motion
+//!   (a pod deleted, a node assigned, a token issued) is then the endpoint's to do without
+//!   admission, as kube-apiserver's pod storage writes it straight to storage.
 
 use kube::core::admission::Operation;
 use serde_json::Value;
@@ -132,10 +132,25 @@ impl Target<'_> {
         options: &WriteOptions,
         check: impl FnOnce(&Value) -> Result<()>,
     ) -> Result<(Value, Vec<String>)> {
+        let checked = |object: Value| check(&object).map(|()| object);
+        self.admit_completed_create(name, kind, object, options, checked)
+            .await
+    }
+
+    /// [`Target::admit_create`] of an object the subresource's storage completes between the two
+    /// phases: `complete` fills in what the storage sets (a TokenRequest's audiences and creation
+    /// time) and validates it, and validating admission sees the completed object, which is returned.
+    pub async fn admit_completed_create(
+        &self,
+        name: &str,
+        kind: Kind,
+        object: Value,
+        options: &WriteOptions,
+        complete: impl FnOnce(Value) -> Result<Value>,
+    ) -> Result<(Value, Vec<String>)> {
         let mut warnings = Vec::new();
         if !self.has_webhooks() {
-            check(&object)?;
-            return Ok((object, warnings));
+            return Ok((complete(object)?, warnings));
         }
         let mut attributes = Attributes {
             rt: self.rt.clone(),
@@ -151,10 +166,10 @@ impl Target<'_> {
         };
         mutate(self.store, &mut attributes, &mut warnings).await?;
         self.ran(Stage::MutatingAdmission);
-        let object = attributes.object.clone().unwrap_or(Value::Null);
-        check(&object)?;
+        let object = complete(attributes.object.take().unwrap_or(Value::Null))?;
+        attributes.object = Some(object);
         validate(self.store, &attributes, &mut warnings).await?;
         self.ran(Stage::ValidatingAdmission);
-        Ok((object, warnings))
+        Ok((attributes.object.unwrap_or(Value::Null), warnings))
     }
 }

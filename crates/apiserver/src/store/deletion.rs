@@ -179,18 +179,4 @@ impl Store {
         let name = meta::name(&object).to_owned();
         self.remove(state, rt, namespace, &name, object)
     }
-
-    /// Stores `next`, `old` with its metadata alone changed by the garbage collector (owner
-    /// references dropped or unblocked, a finalizer taken away, its managedFields entry recorded).
-    pub(crate) fn write_metadata(
-        &self,
-        state: &mut State,
-        rt: &ResourceType,
-        namespace: &str,
-        old: &Value,
-        next: Value,
-    ) -> Value {
-        let name = meta::name(old).to_owned();
-        self.put(state, rt, namespace, &name, next, Some(old.clone()))
-    }
 }

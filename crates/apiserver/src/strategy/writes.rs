@@ -7,13 +7,18 @@
 //!   that set them in motion, so that a client sees the outcome when its request returns. Upstream,
 //!   kube-controller-manager's controllers are clients whose writes pass admission; here they cannot
 //!   (a webhook is not called under the lock), a known difference (docs/apiserver-requirements.md A9);
+//! - the garbage collector's (owner references dropped or unblocked, the `orphan` or
+//!   `foregroundDeletion` finalizer taken away): updates by the field manager
+//!   `kube-controller-manager` under the lock, as kube-controller-manager's collector patches
+//!   metadata through kube-apiserver's update path, admission aside (as the other controllers');
 //! - what a pod's `binding` and `eviction` write to the pod once the Binding or Eviction passed
 //!   admission: kube-apiserver's pod storage writes that straight to storage, with no admission;
 //! - what the server sets up at start-up.
 //!
 //! A request's own writes, its subresources' included, go through `admission::Target` instead. The
-//! garbage collector's, which change metadata alone, and the steps of a delete go through the store's
-//! own steps (`Store::write_metadata`, `Store::mark_deleting`, `Store::remove_finished`).
+//! steps of a delete are storage's own, as kube-apiserver's registry makes them: marking an object
+//! deleting and removing it once its finalizers are gone (`Store::mark_deleting`,
+//! `Store::remove_finished`).
 
 use std::sync::Arc;
 

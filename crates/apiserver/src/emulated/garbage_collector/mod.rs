@@ -26,11 +26,15 @@
 //! So a foreground deletion of a cycle ends with every member deleted, and a background deletion
 //! collects every object whose owners are all gone, cycles included.
 //!
-//! The collector's writes change metadata alone (owner references, finalizers), through the store's
-//! steps for that ([`Store::write_metadata`], [`Store::mark_deleting`], [`Store::remove_finished`])
-//! rather than the strategy's stages: a 10,000-object chain is collected in one step under the lock,
-//! and the stages would decode and validate each object for fields the collector never touches.
-//! kube-controller-manager's collector is a client whose writes pass admission; these pass none.
+//! The collector's writes that change an object's metadata (owner references dropped or unblocked, a
+//! finalizer taken away) are updates through the server's writer (`strategy::writes`), under the
+//! field manager `kube-controller-manager`, as kube-controller-manager's collector patches them
+//! through kube-apiserver's update path: the strategy's stages run, managedFields record them, the
+//! generation stays (no spec changes) and the resourceVersion moves. Marking an owner deleting and
+//! removing it once its finalizers are gone are storage's own steps of a delete
+//! ([`Store::mark_deleting`], [`Store::remove_finished`]), as kube-apiserver's registry makes them.
+//! kube-controller-manager's collector is a client whose writes pass admission; these, made under the
+//! lock, pass none.
 //!
 //! The walk is iterative ([`WorkList`]): each step that may set more in motion queues the objects
 //! concerned, and one loop takes them in turn, so the stack is as deep for a 10,000-link chain or a
@@ -38,6 +42,8 @@
 //! live object: each drops references, unblocks them, or deletes.
 
 mod graph;
+
+use std::sync::Arc;
 
 use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
@@ -48,8 +54,8 @@ use self::graph::{
 };
 use super::work_list::WorkList;
 use crate::{
-    store::{DeletePropagation, State, Store, storage_key},
-    strategy::record_update,
+    store::{DeletePropagation, State, Store, WriteOptions, storage_key},
+    strategy::writes,
 };
 
 /// What the collector has yet to look at: where each object is stored (storage key, namespace, ""
@@ -120,12 +126,19 @@ pub(super) fn after_remove(store: &Store, state: &mut State, removed: &Value) {
     drain(store, state);
 }
 
-/// Orphan propagation: dependents survive without their reference to `owner`.
-fn orphan_dependents(store: &Store, state: &mut State, owner: &Value) {
+/// Orphan propagation: dependents survive without their reference to `owner`. Whether every one
+/// was released.
+fn orphan_dependents(store: &Store, state: &mut State, owner: &Value) -> bool {
     let owner_uid = meta::uid(owner).to_owned();
-    for dependent in dependents_of(state, &owner_uid) {
-        drop_references(store, state, dependent, &[owner_uid.as_str()]);
+    let mut released = true;
+    for (rt, namespace, name, _) in dependents_of(state, &owner_uid) {
+        // Read again: writing an earlier dependent may have set a controller writing this one.
+        let Some(dependent) = locate(state, &storage_key(&rt), &namespace, &name) else {
+            continue;
+        };
+        released &= drop_references(store, state, dependent, &[owner_uid.as_str()]);
     }
+    released
 }
 
 /// A DELETE that orphans: `owner` is marked deleting behind the `orphan` finalizer, its dependents
@@ -154,15 +167,23 @@ pub(super) fn delete_orphaning(
         meta::bump_generation(&mut marked);
         store.mark_deleting(state, rt, namespace, owner, marked)
     };
-    orphan_dependents(store, state, &marked);
-    let mut finalizers = meta::finalizers(&marked);
+    if !orphan_dependents(store, state, &marked) {
+        // A dependent still names it: the finalizer stays, as the real collector keeps it until every
+        // dependent is released.
+        return marked;
+    }
+    // Read again: releasing the dependents may have set other writes of it in motion.
+    let Some(current) = store.stored(state, rt, namespace, meta::name(&marked)) else {
+        return marked;
+    };
+    let mut finalizers = meta::finalizers(&current);
     finalizers.retain(|f| f != ORPHAN_DEPENDENTS);
     if finalizers.is_empty() {
-        store.remove_finished(state, rt, namespace, marked.clone());
-    } else if finalizers != meta::finalizers(&marked) {
-        let mut released = marked.clone();
+        store.remove_finished(state, rt, namespace, current);
+    } else if finalizers != meta::finalizers(&current) {
+        let mut released = current.clone();
         meta::set_finalizers(&mut released, &finalizers);
-        store.write_metadata(state, rt, namespace, &marked, released);
+        write_metadata(store, state, rt, namespace, &current, released);
     }
     marked
 }
@@ -291,7 +312,7 @@ fn finish_foreground(store: &Store, state: &mut State, (rt, namespace, _, owner)
         } else {
             let mut next = owner.clone();
             meta::set_finalizers(&mut next, &finalizers);
-            store.write_metadata(state, &rt, &namespace, &owner, next);
+            write_metadata(store, state, &rt, &namespace, &owner, next);
         }
         return;
     }
@@ -305,54 +326,83 @@ fn finish_foreground(store: &Store, state: &mut State, (rt, namespace, _, owner)
     }
 }
 
-/// Removes the references to `owner_uids`; each owner a removed reference was blocking is looked at.
+/// Removes the references to `owner_uids`. Whether the object was written (or had none of them).
+/// The owners a removed reference was blocking are looked at again ([`after_write`]).
 fn drop_references(
     store: &Store,
     state: &mut State,
     (rt, namespace, _, object): Located,
     owner_uids: &[&str],
-) {
-    let mut released = Vec::new();
+) -> bool {
     let mut next = object.clone();
     let metadata = meta::metadata_mut(&mut next);
     if let Some(references) = metadata.get_mut("ownerReferences").and_then(Value::as_array_mut) {
-        references.retain(|reference| {
-            let dropped = reference_uid(reference).is_some_and(|uid| owner_uids.contains(&uid));
-            if dropped && is_blocking(reference) {
-                released.push(reference.clone());
-            }
-            !dropped
-        });
+        references.retain(|reference| !reference_uid(reference).is_some_and(|uid| owner_uids.contains(&uid)));
         if references.is_empty() {
             metadata.remove("ownerReferences");
         }
     }
-    record_update(&rt, Some(&object), &mut next, MANAGER, None);
-    store.write_metadata(state, &rt, &namespace, &object, next);
-    for reference in released {
-        queue_owner(state, &reference, &namespace);
+    if next == object {
+        return true;
     }
+    write_metadata(store, state, &rt, &namespace, &object, next)
 }
 
-/// Sets `blockOwnerDeletion: false` on every blocking reference; their owners are looked at.
+/// Sets `blockOwnerDeletion: false` on every blocking reference; their owners are looked at again
+/// ([`after_write`]).
 fn unblock_references(store: &Store, state: &mut State, (rt, namespace, _, object): Located) {
-    let mut released = Vec::new();
     let mut next = object.clone();
     let metadata = meta::metadata_mut(&mut next);
     if let Some(references) = metadata.get_mut("ownerReferences").and_then(Value::as_array_mut) {
         for reference in references.iter_mut().filter(|r| is_blocking(r)) {
             reference["blockOwnerDeletion"] = json!(false);
-            released.push(reference.clone());
         }
     }
-    if released.is_empty() {
-        return;
+    if next != object {
+        write_metadata(store, state, &rt, &namespace, &object, next);
     }
-    record_update(&rt, Some(&object), &mut next, MANAGER, None);
-    store.write_metadata(state, &rt, &namespace, &object, next);
-    for reference in released {
-        queue_owner(state, &reference, &namespace);
+}
+
+/// Stores `next`, `object` (as stored) with its metadata alone changed by the collector: an update
+/// by `kube-controller-manager` through the server's writer. Whether it was written: a refusal
+/// leaves the object as it was (the real collector would retry it), with a warning in the log.
+fn write_metadata(
+    store: &Store,
+    state: &mut State,
+    rt: &ResourceType,
+    namespace: &str,
+    object: &Value,
+    next: Value,
+) -> bool {
+    // The version the object is stored at, which the update must name; `rt` may be another view.
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let rt = state
+        .registry
+        .by_kind(api_version, &rt.kind)
+        .unwrap_or_else(|| Arc::new(rt.clone()));
+    let options = WriteOptions {
+        field_manager: Some(MANAGER.to_owned()),
+        ..WriteOptions::default()
+    };
+    let name = meta::name(object).to_owned();
+    let written = writes::update_locked(
+        store,
+        state,
+        &rt,
+        namespace,
+        &name,
+        object.clone(),
+        next,
+        &options,
+        false,
+    );
+    if let Err(error) = &written {
+        tracing::warn!(%error, resource = rt.plural, namespace, name, "the garbage collector's update was refused");
     }
+    written.is_ok()
 }
 
 /// Queues the live owner `reference` of a dependent in `namespace` points at, if there is one.

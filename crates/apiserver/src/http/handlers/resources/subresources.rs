@@ -2,7 +2,7 @@
 //! containers and the kubelet's streams; a namespace's finalize; a service account's token; the
 //! proxies. Each is declared beside its handler, in the module that serves it. `status` and `scale`
 //! are served by the resource's own verbs. Those that write pass admission ([`ADMITTED`]); the
-//! kubelet's streams, the proxies and a service account's token write nothing admission sees here.
+//! kubelet's streams and the proxies write nothing admission sees.
 
 use apimachinery::resource::ResourceType;
 
@@ -21,14 +21,10 @@ const ADMITTED: &[&Admitted] = &[
     &eviction::ENDPOINT,
     &resize::ENDPOINT,
     &finalize::ENDPOINT,
+    &token::ENDPOINT,
 ];
 
-const ALL: &[&Subresource] = &[
-    &kubelet::ENDPOINT,
-    &token::ENDPOINT,
-    &proxies::SERVICES,
-    &proxies::NODES,
-];
+const ALL: &[&Subresource] = &[&kubelet::ENDPOINT, &proxies::SERVICES, &proxies::NODES];
 
 /// The endpoint of subresource `name` of `rt`'s objects, if one serves it.
 pub fn find(rt: &ResourceType, name: &str) -> Option<&'static Subresource> {

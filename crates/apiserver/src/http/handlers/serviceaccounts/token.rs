@@ -7,27 +7,34 @@
 
 use std::{
     collections::BTreeMap,
-    sync::Arc,
     time::{Duration, SystemTime},
 };
 
-use apimachinery::{FieldCause, meta, resource::ResourceType};
+use apimachinery::{
+    FieldCause, meta,
+    patch::{ObjectSchema, UpdateWrite, record_update},
+    resource::ResourceType,
+};
 use axum::{http::Method, response::Response};
 use base64::Engine;
 use serde_json::{Value, json};
 
+use crate::admission;
 use crate::error::{Error, Result, Subject};
-use crate::http::handlers::subresource::Subresource;
+use crate::http::handlers::subresource::{Admitted, Request};
 use crate::http::{
     Shared,
     filters::authentication::{
         issued_tokens::{API_AUDIENCE, BoundObject, Issued},
         random_token,
     },
-    request::{Call, parse_body},
+    request::{parse_body, write_options},
     respond,
 };
+use crate::store::WriteOptions;
 
+const API_VERSION: &str = "authentication.k8s.io/v1";
+const KIND: &str = "TokenRequest";
 /// The issuer kube-apiserver's tokens name (its `--service-account-issuer`).
 const ISSUER: &str = "https://kubernetes.default.svc";
 const DEFAULT_EXPIRATION_SECONDS: i64 = 3600;
@@ -36,59 +43,35 @@ const MIN_EXPIRATION_SECONDS: i64 = 600;
 const MAX_EXPIRATION_SECONDS: i64 = 1 << 32;
 
 /// `serviceaccounts/token`.
-pub const ENDPOINT: Subresource = Subresource {
+pub const ENDPOINT: Admitted = Admitted {
     group: "",
     plural: "serviceaccounts",
     names: &["token"],
-    serve: |r| request_token(r.shared, r.rt, r.namespace, r.name, r.call),
+    serve: |r| Box::pin(request_token(r)),
 };
 
-pub fn request_token(
-    shared: &Arc<Shared>,
-    accounts: &Arc<ResourceType>,
-    namespace: &str,
-    name: &str,
-    call: &Call,
-) -> Result<Response> {
+/// Admission sees the TokenRequest as a CREATE through `serviceaccounts/token`, named as the account:
+/// mutating admission as decoded (its lifetime defaulted), validating admission as the storage
+/// completes it (audiences defaulted, name, namespace and creation time set, status cleared).
+pub async fn request_token(r: &Request<'_>) -> Result<Response> {
+    let (shared, accounts, namespace, name, call) = (r.shared, r.rt, r.namespace, r.name, r.call);
     if call.method != Method::POST {
         return Err(crate::http::handlers::pods::method_not_allowed());
     }
-    let mut request = parse_body(call, accounts)?.0;
-    for (field, wanted, what) in [("name", name, "name"), ("namespace", namespace, "namespace")] {
-        let sent = meta::str_at(&request, &format!("/metadata/{field}")).unwrap_or_default();
-        if !sent.is_empty() && sent != wanted {
-            return Err(invalid(
-                name,
-                &format!("metadata.{field}"),
-                format!("Invalid value: {sent:?}: must match the service account {what} if specified"),
-            ));
-        }
-    }
+    let options = write_options(call, Vec::new())?;
+    let request = decoded(parse_body(call, accounts)?.0, namespace, &options)?;
+    let complete = |request| completed(shared, accounts, namespace, name, request);
+    let (mut request, warnings) = r
+        .target()
+        .admit_completed_create(name, admission::Kind::TOKEN_REQUEST, request, &options, complete)
+        .await?;
     let account = shared.store.get(accounts, namespace, name)?;
-    let seconds = match request.pointer("/spec/expirationSeconds") {
-        None | Some(Value::Null) => DEFAULT_EXPIRATION_SECONDS,
-        Some(value) => value.as_i64().unwrap_or(0),
-    };
-    if seconds < MIN_EXPIRATION_SECONDS {
-        return Err(invalid(
-            "",
-            "spec.expirationSeconds",
-            format!("Invalid value: {seconds}: may not specify a duration less than 10 minutes"),
-        ));
-    }
-    if seconds > MAX_EXPIRATION_SECONDS {
-        return Err(invalid(
-            "",
-            "spec.expirationSeconds",
-            format!("Invalid value: {seconds}: may not specify a duration larger than 2^32 seconds"),
-        ));
-    }
+    let seconds = expiration_seconds(&request);
     let audiences: Vec<String> = request
         .pointer("/spec/audiences")
         .and_then(Value::as_array)
         .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .filter(|list: &Vec<String>| !list.is_empty())
-        .unwrap_or_else(|| vec![API_AUDIENCE.to_owned()]);
+        .unwrap_or_default();
     let bound = match request.pointer("/spec/boundObjectRef").filter(|r| !r.is_null()) {
         Some(reference) => Some(bound_object(shared, namespace, name, reference)?),
         None => None,
@@ -111,21 +94,114 @@ pub fn request_token(
         name: name.to_owned(),
         uid: meta::uid(&account).to_owned(),
         expires,
-        audiences: audiences.clone(),
+        audiences,
         bound: bound.map(|(object, _)| object),
         extra,
     });
-    request["apiVersion"] = json!("authentication.k8s.io/v1");
-    request["kind"] = json!("TokenRequest");
-    request["metadata"] = json!({"name": name, "namespace": namespace,
-        "creationTimestamp": rfc3339(now)});
-    request["spec"]["audiences"] = json!(audiences);
-    request["spec"]["expirationSeconds"] = json!(seconds);
+    request["status"] = json!({"token": token, "expirationTimestamp": rfc3339(expires)});
+    Ok(respond::with_warnings(respond::json(201, &request), &warnings))
+}
+
+/// The TokenRequest as kube-apiserver decodes a create's body: its kind named, its lifetime
+/// defaulted, its namespace the path's (400 when the body names another), its managedFields entry
+/// recorded (the subresource `token`'s), its empty fields shown as Go shows them.
+fn decoded(request: Value, namespace: &str, options: &WriteOptions) -> Result<Value> {
+    let sent = meta::str_at(&request, "/metadata/namespace").unwrap_or_default();
+    if !sent.is_empty() && sent != namespace {
+        return Err(Error::BadRequest(
+            "the namespace of the provided object does not match the namespace sent on the request".into(),
+        ));
+    }
+    let mut request = crate::http::handlers::pods::as_kind(request, API_VERSION, KIND, namespace);
+    if request
+        .pointer("/spec/expirationSeconds")
+        .is_none_or(Value::is_null)
+    {
+        request["spec"]["expirationSeconds"] = json!(DEFAULT_EXPIRATION_SECONDS);
+    }
+    if let Some(manager) = &options.field_manager {
+        let now = meta::now_rfc3339();
+        let write = UpdateWrite {
+            manager,
+            subresource: Some("token"),
+            schema: ObjectSchema::BuiltIn {
+                api_version: API_VERSION,
+                kind: KIND,
+            },
+            status_subresource: false,
+            now: &now,
+        };
+        record_update(None, &mut request, &write);
+    }
     if request.pointer("/spec/boundObjectRef").is_none() {
         request["spec"]["boundObjectRef"] = Value::Null;
     }
-    request["status"] = json!({"token": token, "expirationTimestamp": rfc3339(expires)});
-    Ok(respond::json(201, &request))
+    if request.get("status").is_none_or(Value::is_null) {
+        request["status"] = empty_status();
+    }
+    Ok(request)
+}
+
+/// A TokenRequest's status before a token is issued, as kube-apiserver shows it.
+fn empty_status() -> Value {
+    json!({"token": "", "expirationTimestamp": null})
+}
+
+/// What the storage makes of the TokenRequest once mutating admission is done, before validating
+/// admission sees it: the name checked against the account's, the account looked up, the audiences
+/// defaulted to the server's own, the creation time set and the status cleared; then validated.
+fn completed(
+    shared: &Shared,
+    accounts: &ResourceType,
+    namespace: &str,
+    name: &str,
+    mut request: Value,
+) -> Result<Value> {
+    let sent = meta::str_at(&request, "/metadata/name").unwrap_or_default();
+    if !sent.is_empty() && sent != name {
+        return Err(invalid(
+            name,
+            "metadata.name",
+            format!("Invalid value: {sent:?}: must match the service account name if specified"),
+        ));
+    }
+    shared.store.get(accounts, namespace, name)?;
+    let no_audiences = request
+        .pointer("/spec/audiences")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    if no_audiences {
+        request["spec"]["audiences"] = json!([API_AUDIENCE]);
+    }
+    let metadata = meta::metadata_mut(&mut request);
+    metadata.insert("name".into(), json!(name));
+    metadata.insert("namespace".into(), json!(namespace));
+    metadata.insert("creationTimestamp".into(), json!(rfc3339(SystemTime::now())));
+    request["status"] = empty_status();
+    let seconds = expiration_seconds(&request);
+    if seconds < MIN_EXPIRATION_SECONDS {
+        return Err(invalid(
+            "",
+            "spec.expirationSeconds",
+            format!("Invalid value: {seconds}: may not specify a duration less than 10 minutes"),
+        ));
+    }
+    if seconds > MAX_EXPIRATION_SECONDS {
+        return Err(invalid(
+            "",
+            "spec.expirationSeconds",
+            format!("Invalid value: {seconds}: may not specify a duration larger than 2^32 seconds"),
+        ));
+    }
+    Ok(request)
+}
+
+/// `spec.expirationSeconds`, defaulted when decoded (and so only missing if a webhook took it away).
+fn expiration_seconds(request: &Value) -> i64 {
+    match request.pointer("/spec/expirationSeconds") {
+        None | Some(Value::Null) => DEFAULT_EXPIRATION_SECONDS,
+        Some(value) => value.as_i64().unwrap_or(0),
+    }
 }
 
 /// A token shaped as kube-apiserver's are (a JWT, which some clients read the expiry and subject

@@ -1,5 +1,6 @@
-//! The workload kinds of `apps`: their rules beyond a schema (replicas, selectors), and what the
-//! status strategies of Deployments and ReplicaSets let a `/status` write change.
+//! The workload kinds of `apps`: their rules beyond a schema (replicas, selectors), their spec's
+//! changes counted in `metadata.generation`, and what the status strategies of Deployments and
+//! ReplicaSets let a `/status` write change.
 
 use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::Value;
@@ -12,6 +13,10 @@ pub(super) struct Workloads;
 impl Kind for Workloads {
     fn validate(&self, rt: &ResourceType, object: &Value) -> Vec<FieldCause> {
         validate(rt, object)
+    }
+
+    fn tracks_generation(&self) -> bool {
+        true
     }
 }
 
@@ -26,6 +31,10 @@ impl Kind for RolledOut {
     }
 
     fn status_takes_annotations(&self) -> bool {
+        true
+    }
+
+    fn tracks_generation(&self) -> bool {
         true
     }
 }

@@ -38,4 +38,53 @@ pub(crate) trait Kind: Sync {
     fn status_takes_annotations(&self) -> bool {
         false
     }
+
+    /// Whether `metadata.generation` counts changes to its objects' spec, as kube-apiserver's
+    /// registry keeps it for the workload kinds, CRDs and the policies and classes whose status or
+    /// users say which generation they observed (custom resources always do).
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Subresources besides `status` whose writes change the status alone (a CSR's `approval`).
+    fn status_subresources(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether a DELETE answers with the deleted object rather than a `Success` Status, as the
+    /// kind's kube-apiserver registry does when it returns deleted objects.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// Whether a DELETE that names no propagation orphans the dependents (every other kind deletes
+    /// them in the background).
+    fn orphans_dependents_by_default(&self) -> bool {
+        false
+    }
+
+    /// The warning kube-apiserver sends with every answer about the kind at `version`, when that
+    /// version is deprecated.
+    fn deprecation(&self, _version: &str) -> Option<&'static str> {
+        None
+    }
+
+    /// Its objects, when they are computed from what the server knows of itself rather than stored
+    /// (read only).
+    fn computed_objects(&self) -> Option<Vec<Value>> {
+        None
+    }
+
+    /// Whether a create of it binds the pod it names to a node, as the pods' `binding` subresource
+    /// does.
+    fn binds_pods(&self) -> bool {
+        false
+    }
+
+    /// Whether a request for one of its objects is, to authorization and audit, in the namespace the
+    /// object's name names (a Namespace is in itself), so that a Role in a namespace may grant access
+    /// to the Namespace.
+    fn is_its_own_namespace(&self) -> bool {
+        false
+    }
 }

@@ -1,6 +1,6 @@
 //! The rules a kind may have of its own, each a method with a default that does nothing special.
 
-use apimachinery::{FieldCause, resource::ResourceType, validation::NameRule};
+use apimachinery::{FieldCause, meta, resource::ResourceType, validation::NameRule};
 use serde_json::Value;
 
 use crate::{error::Error, store::Preparing};
@@ -39,11 +39,18 @@ pub(crate) trait Kind: Sync {
         false
     }
 
-    /// Whether `metadata.generation` counts changes to its objects' spec, as kube-apiserver's
-    /// registry keeps it for the workload kinds, CRDs and the policies and classes whose status or
-    /// users say which generation they observed (custom resources always do).
+    /// Whether a create sets `metadata.generation` to 1, as kube-apiserver's registry does for the
+    /// workload kinds, CRDs and the policies, classes and configurations whose status or users say
+    /// which generation they observed (custom resources always do).
     fn tracks_generation(&self) -> bool {
         false
+    }
+
+    /// Whether an update from `old` to `new` counts one more generation. By default, for a kind
+    /// that tracks them, a change of anything but the metadata and the status: the spec, which most
+    /// registries compare; a kind whose registry compares something else says so.
+    fn counts_generation(&self, old: &Value, new: &Value) -> bool {
+        self.tracks_generation() && meta::spec_part(old) != meta::spec_part(new)
     }
 
     /// Subresources besides `status` whose writes change the status alone (a CSR's `approval`).

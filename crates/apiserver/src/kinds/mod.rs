@@ -17,11 +17,15 @@ mod bindings;
 mod certificate_signing_requests;
 mod component_statuses;
 mod crds;
+mod csi_drivers;
+mod endpoint_slices;
 mod endpoints;
 mod kind;
+mod metadata_maps;
 pub(crate) mod namespaces;
 mod nodes;
 pub(crate) mod pods;
+mod priority_classes;
 mod rbac;
 mod registry_flags;
 mod replication_controllers;
@@ -34,15 +38,18 @@ use serde_json::Value;
 
 use admission_registration::WebhookConfigurations;
 use api_services::ApiServices;
-use apps::{RolledOut, Workloads};
+use apps::{DEPLOYMENTS, REPLICA_SETS, Workloads};
 use bindings::Bindings;
 use certificate_signing_requests::CertificateSigningRequests;
 use component_statuses::ComponentStatuses;
 use crds::CustomResourceDefinitions;
+use csi_drivers::CsiDrivers;
+use endpoint_slices::EndpointSlices;
 use endpoints::Endpoints;
 use namespaces::Namespaces;
 use nodes::Nodes;
 use pods::Pods;
+use priority_classes::PriorityClasses;
 use rbac::Rbac;
 use registry_flags::{
     RETURNS_DELETED_OBJECT, TRACKS_GENERATION, TRACKS_GENERATION_AND_RETURNS_DELETED_OBJECT,
@@ -97,15 +104,17 @@ static KINDS: &[(&str, &str, &dyn Kind)] = &[
     ),
     ("apiregistration.k8s.io", "apiservices", &ApiServices),
     ("apps", "daemonsets", &Workloads),
-    ("apps", "deployments", &RolledOut),
-    ("apps", "replicasets", &RolledOut),
+    ("apps", "deployments", &DEPLOYMENTS),
+    ("apps", "replicasets", &REPLICA_SETS),
     ("apps", "statefulsets", &Workloads),
     ("batch", "cronjobs", &TRACKS_GENERATION),
+    ("batch", "jobs", &TRACKS_GENERATION),
     (
         "certificates.k8s.io",
         "certificatesigningrequests",
         &CertificateSigningRequests,
     ),
+    ("discovery.k8s.io", "endpointslices", &EndpointSlices),
     ("flowcontrol.apiserver.k8s.io", "flowschemas", &TRACKS_GENERATION),
     (
         "flowcontrol.apiserver.k8s.io",
@@ -120,8 +129,8 @@ static KINDS: &[(&str, &str, &dyn Kind)] = &[
     ("rbac.authorization.k8s.io", "clusterroles", &Rbac),
     ("rbac.authorization.k8s.io", "rolebindings", &Rbac),
     ("rbac.authorization.k8s.io", "roles", &Rbac),
-    ("scheduling.k8s.io", "priorityclasses", &TRACKS_GENERATION),
-    ("storage.k8s.io", "csidrivers", &RETURNS_DELETED_OBJECT),
+    ("scheduling.k8s.io", "priorityclasses", &PriorityClasses),
+    ("storage.k8s.io", "csidrivers", &CsiDrivers),
     ("storage.k8s.io", "csinodes", &RETURNS_DELETED_OBJECT),
     ("storage.k8s.io", "storageclasses", &RETURNS_DELETED_OBJECT),
     ("storage.k8s.io", "volumeattachments", &RETURNS_DELETED_OBJECT),
@@ -201,9 +210,10 @@ mod tests {
         plurals
     }
 
-    /// As kube-apiserver's registries keep `metadata.generation`: every kind of `apps` but
-    /// ControllerRevisions, of `apiextensions.k8s.io`, `flowcontrol.apiserver.k8s.io`, `policy` and
-    /// `scheduling.k8s.io`, and a few of the other groups.
+    /// As kube-apiserver's registries set `metadata.generation` on a create: every kind of `apps`
+    /// but ControllerRevisions, of `apiextensions.k8s.io`, `batch`, `flowcontrol.apiserver.k8s.io`,
+    /// `policy` and `scheduling.k8s.io`, the admission configurations, and a few of the other
+    /// groups.
     #[test]
     fn the_built_ins_that_count_generations() {
         assert_eq!(
@@ -213,9 +223,12 @@ mod tests {
                 "customresourcedefinitions.apiextensions.k8s.io",
                 "daemonsets.apps",
                 "deployments.apps",
+                "endpointslices.discovery.k8s.io",
                 "flowschemas.flowcontrol.apiserver.k8s.io",
                 "ingressclasses.networking.k8s.io",
                 "ingresses.networking.k8s.io",
+                "jobs.batch",
+                "mutatingwebhookconfigurations.admissionregistration.k8s.io",
                 "networkpolicies.networking.k8s.io",
                 "poddisruptionbudgets.policy",
                 "pods",
@@ -227,8 +240,49 @@ mod tests {
                 "statefulsets.apps",
                 "validatingadmissionpolicies.admissionregistration.k8s.io",
                 "validatingadmissionpolicybindings.admissionregistration.k8s.io",
+                "validatingwebhookconfigurations.admissionregistration.k8s.io",
             ]
         );
+    }
+
+    /// Which updates count a generation where that is not a change of the spec alike for every
+    /// kind: the webhooks of a configuration, none of a PriorityClass's, and a CSIDriver's spec
+    /// although its create sets none.
+    #[test]
+    fn what_an_update_counts_is_the_kinds() {
+        let counts = |group: &str, plural: &str, old: Value, new: Value| {
+            named(group, plural).is_some_and(|kind| kind.counts_generation(&old, &new))
+        };
+        let respec = || {
+            (
+                serde_json::json!({"spec": {"a": 1}}),
+                serde_json::json!({"spec": {"a": 2}}),
+            )
+        };
+        let (old, new) = respec();
+        assert!(counts("batch", "jobs", old, new));
+        let (old, new) = respec();
+        assert!(!counts("scheduling.k8s.io", "priorityclasses", old, new));
+        let (old, new) = respec();
+        assert!(counts("storage.k8s.io", "csidrivers", old, new));
+        assert!(named("storage.k8s.io", "csidrivers").is_some_and(|kind| !kind.tracks_generation()));
+        let (old, new) = respec();
+        assert!(!counts("", "configmaps", old, new));
+        let webhooks =
+            |timeout: u8| serde_json::json!({"webhooks": [{"name": "a", "timeoutSeconds": timeout}]});
+        let plural = "validatingwebhookconfigurations";
+        assert!(counts(
+            "admissionregistration.k8s.io",
+            plural,
+            webhooks(5),
+            webhooks(6)
+        ));
+        assert!(!counts(
+            "admissionregistration.k8s.io",
+            plural,
+            webhooks(5),
+            webhooks(5)
+        ));
     }
 
     #[test]

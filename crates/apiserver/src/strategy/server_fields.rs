@@ -4,11 +4,21 @@
 use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
 
-/// Whether `metadata.generation` counts changes to the spec of `rt`'s objects: always for custom
+/// Whether a create of one of `rt`'s objects sets `metadata.generation` to 1: always for custom
 /// resources; for a built-in, when its kind says so (the real server leaves it unset on ConfigMaps,
 /// Secrets, Services, Namespaces, Leases, Events, RBAC objects, volumes, quotas, controller revisions).
 pub fn tracks_generation(rt: &ResourceType) -> bool {
     !rt.is_builtin() || crate::kinds::of(rt).is_some_and(|kind| kind.tracks_generation())
+}
+
+/// Whether an update of one of `rt`'s objects from `old` to `new` counts one more generation: a
+/// custom resource's spec changed, or what the built-in kind's registry compares.
+pub fn counts_generation(rt: &ResourceType, old: &Value, new: &Value) -> bool {
+    if rt.is_builtin() {
+        crate::kinds::of(rt).is_some_and(|kind| kind.counts_generation(old, new))
+    } else {
+        meta::spec_part(old) != meta::spec_part(new)
+    }
 }
 
 /// Sets `metadata.generation` to `generation` where `rt` keeps one.

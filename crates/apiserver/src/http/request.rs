@@ -303,9 +303,7 @@ pub fn delete_options(call: &Call, rt: &ResourceType) -> Result<DeleteOptions> {
             .map_err(|e| Error::BadRequest(format!("error decoding DeleteOptions: {e}")))?
     };
     let mut options = delete_options_of(call, &body)?;
-    // kube-apiserver's ReplicationController registry orphans by default at v1, for compatibility
-    // with clients from before garbage collection (every other kind deletes in the background).
-    let orphans_by_default = rt.group.is_empty() && rt.plural == "replicationcontrollers";
+    let orphans_by_default = crate::kinds::of(rt).is_some_and(|kind| kind.orphans_dependents_by_default());
     let orphan_named = body.get("orphanDependents").is_some_and(|o| !o.is_null())
         || call.query.contains_key("orphanDependents");
     if orphans_by_default && !options.propagation_named && !orphan_named {

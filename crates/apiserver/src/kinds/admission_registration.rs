@@ -1,4 +1,6 @@
-//! Webhook configurations, which have no schema to say their rules: validated here.
+//! Webhook configurations, which have no schema to say their rules: validated here; and their
+//! `metadata.generation`, 1 on a create and one more on each change of their `webhooks`, as
+//! kube-apiserver's registry counts it.
 
 use apimachinery::{FieldCause, resource::ResourceType};
 use serde_json::Value;
@@ -11,5 +13,13 @@ pub(super) struct WebhookConfigurations;
 impl Kind for WebhookConfigurations {
     fn validate(&self, rt: &ResourceType, object: &Value) -> Vec<FieldCause> {
         apimachinery::webhook_configurations::validate(&rt.kind, object)
+    }
+
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn counts_generation(&self, old: &Value, new: &Value) -> bool {
+        old.get("webhooks") != new.get("webhooks")
     }
 }

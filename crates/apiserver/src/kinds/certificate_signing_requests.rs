@@ -1,5 +1,5 @@
-//! CertificateSigningRequests' strategy: who asked, filled in by the server, and the times of their
-//! conditions.
+//! CertificateSigningRequests' strategy: who asked, filled in by the server, the times of their
+//! conditions, and their `approval` written as their status is.
 
 use apimachinery::{FieldCause, meta};
 use serde_json::Value;
@@ -14,6 +14,11 @@ impl Kind for CertificateSigningRequests {
     fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
         prepare(write.old, write.object);
         Ok(())
+    }
+
+    /// An approval changes the conditions in the status alone, as a status write does.
+    fn status_subresources(&self) -> &'static [&'static str] {
+        &["approval"]
     }
 }
 

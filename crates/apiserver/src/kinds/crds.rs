@@ -16,6 +16,10 @@ impl Kind for CustomResourceDefinitions {
     fn prepare(&self, write: Preparing<'_>) -> Result<(), Vec<FieldCause>> {
         prepare(write.state, write.old, write.object)
     }
+
+    fn tracks_generation(&self) -> bool {
+        true
+    }
 }
 
 /// Prepares and validates a CRD create (`old` = None) or update.

@@ -1,6 +1,6 @@
 //! The rules a kind may have of its own, each a method with a default that does nothing special.
 
-use apimachinery::{FieldCause, resource::ResourceType, validation::NameRule};
+use apimachinery::{FieldCause, meta, resource::ResourceType, validation::NameRule};
 use serde_json::Value;
 
 use crate::{error::Error, store::Preparing};
@@ -36,6 +36,62 @@ pub(crate) trait Kind: Sync {
 
     /// Whether a `/status` write also takes the object's annotations.
     fn status_takes_annotations(&self) -> bool {
+        false
+    }
+
+    /// Whether a create sets `metadata.generation` to 1, as kube-apiserver's registry does for the
+    /// workload kinds, CRDs and the policies, classes and configurations whose status or users say
+    /// which generation they observed (custom resources always do).
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Whether an update from `old` to `new` counts one more generation. By default, for a kind
+    /// that tracks them, a change of anything but the metadata and the status: the spec, which most
+    /// registries compare; a kind whose registry compares something else says so.
+    fn counts_generation(&self, old: &Value, new: &Value) -> bool {
+        self.tracks_generation() && meta::spec_part(old) != meta::spec_part(new)
+    }
+
+    /// Subresources besides `status` whose writes change the status alone (a CSR's `approval`).
+    fn status_subresources(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether a DELETE answers with the deleted object rather than a `Success` Status, as the
+    /// kind's kube-apiserver registry does when it returns deleted objects.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
+    /// Whether a DELETE that names no propagation orphans the dependents (every other kind deletes
+    /// them in the background).
+    fn orphans_dependents_by_default(&self) -> bool {
+        false
+    }
+
+    /// The warning kube-apiserver sends with every answer about the kind at `version`, when that
+    /// version is deprecated.
+    fn deprecation(&self, _version: &str) -> Option<&'static str> {
+        None
+    }
+
+    /// Its objects, when they are computed from what the server knows of itself rather than stored
+    /// (read only).
+    fn computed_objects(&self) -> Option<Vec<Value>> {
+        None
+    }
+
+    /// Whether a create of it binds the pod it names to a node, as the pods' `binding` subresource
+    /// does.
+    fn binds_pods(&self) -> bool {
+        false
+    }
+
+    /// Whether a request for one of its objects is, to authorization and audit, in the namespace the
+    /// object's name names (a Namespace is in itself), so that a Role in a namespace may grant access
+    /// to the Namespace.
+    fn is_its_own_namespace(&self) -> bool {
         false
     }
 }

@@ -32,6 +32,14 @@ impl Kind for Namespaces {
         NameRule::Label
     }
 
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
+    fn is_its_own_namespace(&self) -> bool {
+        true
+    }
+
     /// The namespaces kube-apiserver's NamespaceLifecycle admission never lets go: deleting one
     /// (directly, by deletecollection or by garbage collection) is 403.
     fn check_deletable(&self, name: &str) -> Result<(), Error> {

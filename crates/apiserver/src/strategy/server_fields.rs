@@ -4,32 +4,20 @@
 use apimachinery::{meta, resource::ResourceType};
 use serde_json::{Value, json};
 
-/// Whether `metadata.generation` counts changes to the spec of `rt`'s objects. The real server keeps it
-/// for custom resources, CRDs, the workload kinds and the policies whose status says which generation
-/// it observed, and leaves it unset on the others (ConfigMaps, Secrets, Services, Namespaces, Leases,
-/// Events, RBAC objects, volumes, quotas, controller revisions).
+/// Whether a create of one of `rt`'s objects sets `metadata.generation` to 1: always for custom
+/// resources; for a built-in, when its kind says so (the real server leaves it unset on ConfigMaps,
+/// Secrets, Services, Namespaces, Leases, Events, RBAC objects, volumes, quotas, controller revisions).
 pub fn tracks_generation(rt: &ResourceType) -> bool {
-    if !rt.is_builtin() {
-        return true;
-    }
-    match rt.group.as_str() {
-        "apps" => rt.plural != "controllerrevisions",
-        "apiextensions.k8s.io" | "flowcontrol.apiserver.k8s.io" => true,
-        "" => matches!(
-            rt.plural.as_str(),
-            "pods" | "podtemplates" | "replicationcontrollers"
-        ),
-        "batch" => rt.plural == "cronjobs",
-        "networking.k8s.io" => matches!(
-            rt.plural.as_str(),
-            "ingresses" | "ingressclasses" | "networkpolicies"
-        ),
-        "policy" | "scheduling.k8s.io" => true,
-        "admissionregistration.k8s.io" => matches!(
-            rt.plural.as_str(),
-            "validatingadmissionpolicies" | "validatingadmissionpolicybindings"
-        ),
-        _ => false,
+    !rt.is_builtin() || crate::kinds::of(rt).is_some_and(|kind| kind.tracks_generation())
+}
+
+/// Whether an update of one of `rt`'s objects from `old` to `new` counts one more generation: a
+/// custom resource's spec changed, or what the built-in kind's registry compares.
+pub fn counts_generation(rt: &ResourceType, old: &Value, new: &Value) -> bool {
+    if rt.is_builtin() {
+        crate::kinds::of(rt).is_some_and(|kind| kind.counts_generation(old, new))
+    } else {
+        meta::spec_part(old) != meta::spec_part(new)
     }
 }
 

@@ -120,9 +120,11 @@ pub fn finish(
     validate::validate(rt, name, next, Some(old))
 }
 
-/// One more generation when the spec changed, except through `/status`.
+/// One more generation when what the kind counts changed (a custom resource's spec), except
+/// through `/status`.
 fn count_generation(rt: &ResourceType, old: &Value, next: &mut Value, status_only: bool) {
-    if !status_only && meta::spec_part(next) != meta::spec_part(old) {
-        server_fields::set_generation(rt, next, meta::generation(old) + 1);
+    if !status_only && server_fields::counts_generation(rt, old, next) {
+        let generation = meta::generation(old) + 1;
+        meta::metadata_mut(next).insert("generation".into(), json!(generation));
     }
 }

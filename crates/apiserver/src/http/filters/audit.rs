@@ -247,9 +247,11 @@ pub fn attributes(method: &Method, uri: &Uri) -> Option<Attributes> {
         _ => target.name.clone(),
     };
     // kube-apiserver takes a Namespace's name as the namespace of requests for it, so that a Role in
-    // namespace N may grant access to Namespace N itself.
-    let namespace = match (&target.namespace, target.group.as_str(), target.plural.as_str()) {
-        (None, "", "namespaces") => target.name.clone(),
+    // namespace N may grant access to Namespace N itself: its kind says so.
+    let own_namespace =
+        crate::kinds::named(&target.group, &target.plural).is_some_and(|kind| kind.is_its_own_namespace());
+    let namespace = match &target.namespace {
+        None if own_namespace => target.name.clone(),
         _ => target.namespace.clone(),
     };
     Some(Attributes::Resource(ResourceAttributes {

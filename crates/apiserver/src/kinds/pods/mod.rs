@@ -21,6 +21,14 @@ impl Kind for Pods {
         }
         Ok(())
     }
+
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
 }
 
 /// Sets what kube-apiserver sets on a new Pod.

@@ -30,6 +30,10 @@ impl Kind for Services {
     fn name_rule(&self) -> NameRule {
         NameRule::Dns1035Label
     }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
 }
 
 /// Where Services are stored, whose addresses [`ServiceAddresses`] keeps track of.

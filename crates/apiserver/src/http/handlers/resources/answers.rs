@@ -3,7 +3,7 @@
 
 use apimachinery::{
     meta,
-    resource::{Origin, ResourceType},
+    resource::ResourceType,
     table::{Printer, in_version, render_table},
 };
 use axum::response::Response;
@@ -66,37 +66,13 @@ pub fn represent_written(rt: &ResourceType, code: u16, object: &Value, call: &Ca
     Ok(respond::json(code, object))
 }
 
-/// The built-in resources whose kube-apiserver registry answers a DELETE with the deleted object
-/// (`ReturnDeletedObject` in their storage), by group and plural. A fact of each registry's Go code,
-/// not of the API types the build reads, hence listed here.
-const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[
-    ("", "namespaces"),
-    ("", "persistentvolumeclaims"),
-    ("", "persistentvolumes"),
-    ("", "pods"),
-    ("", "podtemplates"),
-    ("", "resourcequotas"),
-    ("", "serviceaccounts"),
-    ("", "services"),
-    ("resource.k8s.io", "deviceclasses"),
-    ("resource.k8s.io", "devicetaintrules"),
-    ("resource.k8s.io", "resourceclaims"),
-    ("resource.k8s.io", "resourceclaimtemplates"),
-    ("resource.k8s.io", "resourceslices"),
-    ("storage.k8s.io", "csidrivers"),
-    ("storage.k8s.io", "csinodes"),
-    ("storage.k8s.io", "storageclasses"),
-    ("storage.k8s.io", "volumeattachments"),
-    ("storage.k8s.io", "volumeattributesclasses"),
-];
-
 /// What a DELETE of one object answers: the object while it is still there (finalizers, foreground
-/// deletion) or when its kind's registry returns deleted objects, and otherwise a `Success` Status,
-/// as the real server's registries do for built-in kinds and custom resources alike.
+/// deletion) or when its kind's registry returns deleted objects (as the kinds' table says), and
+/// otherwise a `Success` Status, as the real server's registries do for built-in kinds and custom
+/// resources alike.
 pub fn deleted(rt: &ResourceType, name: &str, object: Value) -> Value {
-    let returns_object = RETURN_DELETED_OBJECT.iter().any(|(group, plural)| {
-        *group == rt.group && *plural == rt.plural && matches!(rt.origin, Origin::BuiltIn)
-    });
+    let returns_object =
+        rt.is_builtin() && crate::kinds::of(rt).is_some_and(|kind| kind.returns_deleted_object());
     if meta::is_deleting(&object) || returns_object {
         return object;
     }

@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use apimachinery::{meta, resource::ResourceType, table::has_table_convertor};
 use axum::{http::Method, response::Response};
-use serde_json::{Value, json};
 
 use super::{
     pods::{self, kubelet},
@@ -31,8 +30,8 @@ use crate::http::{
 use crate::{
     admission,
     error::{Error, Result},
+    kinds,
 };
-use answers::{list_body, represent_one, shaped_list, table};
 use verbs::Verb;
 
 pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, mut call: Call) -> Result<Response> {
@@ -94,17 +93,7 @@ pub async fn handle(shared: &Arc<Shared>, target: ResourcePath, mut call: Call) 
 
 /// The warning kube-apiserver sends with every answer about a deprecated built-in resource.
 fn deprecation(target: &ResourcePath) -> Option<&'static str> {
-    match (
-        target.group.as_str(),
-        target.version.as_str(),
-        target.plural.as_str(),
-    ) {
-        ("", "v1", "componentstatuses") => Some("v1 ComponentStatus is deprecated in v1.19+"),
-        ("", "v1", "endpoints") => {
-            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
-        }
-        _ => None,
-    }
+    kinds::named(&target.group, &target.plural).and_then(|kind| kind.deprecation(&target.version))
 }
 
 async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result<Response> {
@@ -136,15 +125,14 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
         let namespace = target.namespace.as_deref().unwrap_or_default();
         return scale::handle(shared, &rt, paths, namespace, name, scale_write(&rt, &call)?).await;
     }
-    if computed::is_computed(&rt) {
-        return computed_kind(&rt, &target, &call);
+    if let Some(objects) = computed::objects(&rt) {
+        return computed::serve(&rt, objects, &target, &call);
     }
     let namespace = target.namespace.clone().unwrap_or_default();
     let status_only = match (target.subresource.as_deref(), target.name.as_deref()) {
         (None, _) => false,
         (Some("status"), _) if rt.status_subresource => true,
-        // An approval changes the conditions in the status alone, as a status write does.
-        (Some("approval"), _) if rt.is_builtin() && rt.plural == "certificatesigningrequests" => true,
+        (Some(subresource), _) if writes_status_alone(&rt, subresource) => true,
         (Some(subresource), Some(name)) => {
             let request = Request {
                 shared,
@@ -193,6 +181,12 @@ async fn serve(shared: &Arc<Shared>, target: ResourcePath, call: Call) -> Result
     }
 }
 
+/// Whether a write to the built-in `rt`'s `subresource` (besides `status`) changes its status alone,
+/// as a CSR's approval does.
+fn writes_status_alone(rt: &ResourceType, subresource: &str) -> bool {
+    rt.is_builtin() && kinds::of(rt).is_some_and(|kind| kind.status_subresources().contains(&subresource))
+}
+
 /// A review (access, token, subject) or a binding: only ever created, answered and not stored.
 async fn review(
     shared: &Arc<Shared>,
@@ -201,7 +195,7 @@ async fn review(
     call: &Call,
 ) -> Result<Response> {
     match (&call.method, target.name.as_deref()) {
-        (&Method::POST, None) if rt.plural == "bindings" => {
+        (&Method::POST, None) if kinds::of(rt).is_some_and(|kind| kind.binds_pods()) => {
             let binding = parse_body(call, rt)?.0;
             let pod = meta::name(&binding).to_owned();
             let pods = shared
@@ -253,29 +247,4 @@ fn scale_write(rt: &ResourceType, call: &Call) -> Result<Option<scale::ScaleWrit
             ));
         }
     })
-}
-
-/// The kinds computed rather than stored (component statuses): read only.
-fn computed_kind(rt: &ResourceType, target: &ResourcePath, call: &Call) -> Result<Response> {
-    match (
-        &call.method,
-        target.name.as_deref(),
-        target.subresource.as_deref(),
-    ) {
-        (&Method::GET, None, None) => {
-            let items = computed::list();
-            let refs: Vec<&Value> = items.iter().collect();
-            if respond::negotiate(&call.accept) == Representation::Table {
-                return Ok(respond::json(200, &table(rt, &refs, "", None, call)?));
-            }
-            let mut list = list_body(rt, items, "", None);
-            list["metadata"] = json!({});
-            Ok(respond::json(200, &shaped_list(&list, call)))
-        }
-        (&Method::GET, Some(name), None) => represent_one(rt, computed::get(rt, name)?, call),
-        (_, _, Some(_)) => Err(Error::UnknownResource),
-        _ => Err(Error::MethodNotAllowed(
-            "the server does not allow this method on the requested resource".into(),
-        )),
-    }
 }

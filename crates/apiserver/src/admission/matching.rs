@@ -236,8 +236,7 @@ fn namespace_matches(store: &Store, selector: &LabelSelector, attributes: &Attri
     if selector.is_empty() {
         return true;
     }
-    let is_namespace = attributes.rt.group.is_empty() && attributes.rt.plural == "namespaces";
-    if is_namespace {
+    if crate::kinds::of(&attributes.rt).is_some_and(|kind| kind.is_its_own_namespace()) {
         return [attributes.object.as_ref(), attributes.old.as_ref()]
             .into_iter()
             .flatten()

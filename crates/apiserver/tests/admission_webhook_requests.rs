@@ -406,6 +406,65 @@ async fn selectors_choose_the_namespaces_and_objects_a_webhook_sees(backend: Bac
     assert_eq!(labelled.status, 403, "{}", labelled.body);
 }
 
+/// A Namespace is in itself: a webhook's namespaceSelector is matched against the labels of the
+/// Namespace being written, not against a namespace it would live in.
+async fn a_namespace_selector_matches_a_namespace_by_its_own_labels(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    for (name, labels) in [("selected", json!({"webhooks": "on"})), ("left-out", json!({}))] {
+        let namespace = json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": labels}});
+        let created = request(
+            &client,
+            "POST",
+            "/api/v1/namespaces",
+            "application/json",
+            namespace,
+        )
+        .await;
+        assert_eq!(created.status, 201, "{}", created.body);
+    }
+    let recorder = Recorder::default();
+    let server = WebhookServer::start(Router::new().route("/deny", recorder.route(deny))).await;
+    let mut hook = webhook(
+        "deny-namespaces.example.com",
+        server.client_config("/deny"),
+        json!([{"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["namespaces"]}]),
+    );
+    hook["namespaceSelector"] = json!({"matchLabels": {"webhooks": "on"}});
+    configure(&client, "ValidatingWebhookConfiguration", vec![hook]).await;
+    let annotate = |name: &'static str, attempt: usize| {
+        let client = client.clone();
+        async move {
+            request(
+                &client,
+                "PATCH",
+                &format!("/api/v1/namespaces/{name}"),
+                "application/merge-patch+json",
+                json!({"metadata": {"annotations": {"attempt": attempt.to_string()}}}),
+            )
+            .await
+        }
+    };
+
+    let denied = until_webhooks_answer(
+        |attempt| annotate("selected", attempt),
+        |answer| answer.status != 200,
+    )
+    .await;
+    assert_eq!(
+        denied.status, 403,
+        "the Namespace whose own labels match: {}",
+        denied.body
+    );
+    let updated = annotate("left-out", 0).await;
+    assert_eq!(
+        updated.status, 200,
+        "a Namespace whose own labels the selector leaves out: {}",
+        updated.body
+    );
+}
+
 async fn a_webhook_slower_than_its_timeout_fails_the_request(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
@@ -672,6 +731,7 @@ testenv::each_control_plane!(
     a_webhook_reads_what_each_request_asked,
     a_deletecollection_a_webhook_refuses_stops_at_that_object,
     selectors_choose_the_namespaces_and_objects_a_webhook_sees,
+    a_namespace_selector_matches_a_namespace_by_its_own_labels,
     a_webhook_slower_than_its_timeout_fails_the_request,
     mutating_webhooks_are_called_again_if_a_later_one_changed_the_object,
     match_policy_equivalent_sees_other_versions_exact_does_not,

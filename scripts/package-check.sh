@@ -59,5 +59,8 @@ cargo fmt --check
 rm -f Cargo.lock
 export CARGO_TARGET_DIR=$example_target
 bash "$root/scripts/without-go.sh" cargo "${config[@]}" generate-lockfile --offline
+# Cargo takes a registry package's build as up to date while its name and version are (registry
+# sources never change), so our packages' earlier builds go too.
+cargo "${config[@]}" clean --offline -q "${crates[@]/#/-p=}"
 bash "$root/scripts/without-go.sh" cargo "${config[@]}" test --offline --locked "$@"
 echo "package-check: $(( $(date +%s) - start )) s"

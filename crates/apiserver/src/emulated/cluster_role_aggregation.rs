@@ -31,20 +31,39 @@ pub(super) fn bootstrap(store: &Store, state: &mut State) {
     reconcile(store, state);
 }
 
-/// Sets the rules of each aggregated ClusterRole to those its selectors gather, where they differ.
+/// Sets the rules of each aggregated ClusterRole to those its selectors gather, where they differ,
+/// until a pass changes nothing: an aggregated role may itself be gathered by another (`edit` into
+/// `admin`). Its own updates are made paused, so that each does not start a reconcile of every role
+/// again; the passes cover what they would have.
 fn reconcile(store: &Store, state: &mut State) {
     let Some(rt) = state.registry.resolve(GROUP, "v1", PLURAL) else {
         return;
     };
+    let was_paused = std::mem::replace(&mut state.extensions.get::<Paused>().0, true);
+    // Rules only grow towards the union of what is gathered, so passes end; the bound guards
+    // against a pass that keeps changing what it wrote.
+    let mut passes = 0;
+    while aggregate_once(store, state, &rt) && passes < MAX_PASSES {
+        passes += 1;
+    }
+    state.extensions.get::<Paused>().0 = was_paused;
+}
+
+/// More passes than any chain of aggregated roles needs (`view` into `edit` into `admin`).
+const MAX_PASSES: usize = 16;
+
+/// One pass over the aggregated ClusterRoles; whether it updated any.
+fn aggregate_once(store: &Store, state: &mut State, rt: &std::sync::Arc<ResourceType>) -> bool {
     let roles: Vec<Value> = state
         .objects
-        .get(&storage_key(&rt))
+        .get(&storage_key(rt))
         .map(|all| all.values().map(|stored| stored.decode()).collect())
         .unwrap_or_default();
     let options = WriteOptions {
         field_manager: Some("clusterrole-aggregation-controller".to_owned()),
         ..WriteOptions::default()
     };
+    let mut updated = false;
     for role in roles.iter().filter(|r| r.get("aggregationRule").is_some()) {
         let rules = Value::Array(gathered_rules(role, &roles));
         if role.get("rules").unwrap_or(&Value::Null) == &rules
@@ -54,17 +73,19 @@ fn reconcile(store: &Store, state: &mut State) {
         }
         // Read again: an earlier update of this pass may have changed it.
         let name = meta::name(role);
-        let Some(current) = store.stored(state, &rt, "", name) else {
+        let Some(current) = store.stored(state, rt, "", name) else {
             continue;
         };
         let mut next = current.clone();
         next["rules"] = rules;
-        if let Err(error) = crate::strategy::writes::update_locked(
-            store, state, &rt, "", name, current, next, &options, false,
+        match crate::strategy::writes::update_locked(
+            store, state, rt, "", name, current, next, &options, false,
         ) {
-            tracing::warn!(%error, name, "aggregating a ClusterRole's rules");
+            Ok(_) => updated = true,
+            Err(error) => tracing::warn!(%error, name, "aggregating a ClusterRole's rules"),
         }
     }
+    updated
 }
 
 /// The rules of the ClusterRoles (other than `aggregated` itself) that its selectors match, in

@@ -16,8 +16,12 @@ const PRODUCER: &str = "api-priority-and-fairness-config-producer-v1";
 /// The objects, priority levels first, as kube-apiserver 1.33 serves them.
 const OBJECTS: &str = include_str!("bootstrap.json");
 
-/// Creates whichever of the objects is missing.
+/// Creates whichever of the objects is missing, then sets the schemas' conditions once.
 pub(crate) fn ensure_configuration(store: &Store, state: &mut State) {
+    super::dangling::with_conditions_once(store, state, create_missing);
+}
+
+fn create_missing(store: &Store, state: &mut State) {
     let Ok(objects) = serde_json::from_str::<Vec<Value>>(OBJECTS) else {
         tracing::error!("the built-in API Priority and Fairness configuration does not parse");
         return;

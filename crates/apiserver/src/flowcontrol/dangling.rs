@@ -18,8 +18,34 @@ use crate::{
 /// The field manager of kube-apiserver's configuration controller.
 const CONSUMER: &str = "api-priority-and-fairness-config-consumer-v1";
 
+/// Set while conditions are being written, or while the configuration is created at start-up: the
+/// writes that follow do not each bring every condition up to date again (one pass after them does).
+#[derive(Default)]
+struct Paused(bool);
+
 /// Brings every FlowSchema's `Dangling` condition up to date with the priority levels there are.
 pub(crate) fn keep_dangling_conditions(store: &Store, state: &mut State) {
+    if state.extensions.get::<Paused>().0 {
+        return;
+    }
+    state.extensions.get::<Paused>().0 = true;
+    update_conditions(store, state);
+    state.extensions.get::<Paused>().0 = false;
+}
+
+/// Runs `writes` with the conditions left alone, then brings them up to date once.
+pub(super) fn with_conditions_once(
+    store: &Store,
+    state: &mut State,
+    writes: impl FnOnce(&Store, &mut State),
+) {
+    let was_paused = std::mem::replace(&mut state.extensions.get::<Paused>().0, true);
+    writes(store, state);
+    state.extensions.get::<Paused>().0 = was_paused;
+    keep_dangling_conditions(store, state);
+}
+
+fn update_conditions(store: &Store, state: &mut State) {
     let (Some(schemas), Some(levels)) = (
         state.registry.resolve(GROUP, "v1", FLOW_SCHEMAS),
         state.registry.resolve(GROUP, "v1", PRIORITY_LEVELS),

@@ -319,14 +319,13 @@ async fn a_deletecollection_a_webhook_refuses_stops_at_that_object(backend: Back
     assert_eq!(kept.status, 200, "the refused object is still there");
 }
 
-async fn selectors_choose_the_namespaces_and_objects_a_webhook_sees(backend: Backend) {
-    let plane = ControlPlane::start(backend).await.expect("control plane starts");
-    let client = plane.client();
-    for (name, labels) in [("watched", json!({"webhooks": "on"})), ("unwatched", json!({}))] {
+/// Creates the Namespace `selected`, labelled `webhooks: on`, and `left_out`, unlabelled.
+async fn labelled_namespaces(client: &kube::Client, selected: &str, left_out: &str) {
+    for (name, labels) in [(selected, json!({"webhooks": "on"})), (left_out, json!({}))] {
         let namespace = json!({"apiVersion": "v1", "kind": "Namespace",
             "metadata": {"name": name, "labels": labels}});
         let created = request(
-            &client,
+            client,
             "POST",
             "/api/v1/namespaces",
             "application/json",
@@ -335,6 +334,12 @@ async fn selectors_choose_the_namespaces_and_objects_a_webhook_sees(backend: Bac
         .await;
         assert_eq!(created.status, 201, "{}", created.body);
     }
+}
+
+async fn selectors_choose_the_namespaces_and_objects_a_webhook_sees(backend: Backend) {
+    let plane = ControlPlane::start(backend).await.expect("control plane starts");
+    let client = plane.client();
+    labelled_namespaces(&client, "watched", "unwatched").await;
     let recorder = Recorder::default();
     let server = WebhookServer::start(Router::new().route("/deny", recorder.route(deny))).await;
     let mut hook = labelled_only(webhook(
@@ -411,19 +416,7 @@ async fn selectors_choose_the_namespaces_and_objects_a_webhook_sees(backend: Bac
 async fn a_namespace_selector_matches_a_namespace_by_its_own_labels(backend: Backend) {
     let plane = ControlPlane::start(backend).await.expect("control plane starts");
     let client = plane.client();
-    for (name, labels) in [("selected", json!({"webhooks": "on"})), ("left-out", json!({}))] {
-        let namespace = json!({"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": labels}});
-        let created = request(
-            &client,
-            "POST",
-            "/api/v1/namespaces",
-            "application/json",
-            namespace,
-        )
-        .await;
-        assert_eq!(created.status, 201, "{}", created.body);
-    }
+    labelled_namespaces(&client, "selected", "left-out").await;
     let recorder = Recorder::default();
     let server = WebhookServer::start(Router::new().route("/deny", recorder.route(deny))).await;
     let mut hook = webhook(

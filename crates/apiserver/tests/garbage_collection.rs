@@ -9,6 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
+    Answer,
     owner_graph::{self, Built, Graph, Model, Policy, Scope},
     request,
 };
@@ -149,14 +150,7 @@ async fn the_collectors_writes_leave_what_kube_controller_manager_leaves(backend
     let owner = created(&client, CONFIG_MAPS, config_map("orphaning-owner", json!([]))).await;
     let dependent = created(&client, POLICIES, network_policy("orphaned", &owner)).await;
     let path = format!("{CONFIG_MAPS}/orphaning-owner");
-    let deleted = request(
-        &client,
-        "DELETE",
-        &path,
-        "application/json",
-        json!({"propagationPolicy": "Orphan"}),
-    )
-    .await;
+    let deleted = delete_propagating(&client, &path, "Orphan").await;
     assert_eq!(deleted.status, 200, "{}", deleted.body);
     let orphaned = settled(&client, &format!("{POLICIES}/orphaned"), |policy| {
         policy.pointer("/metadata/ownerReferences").is_none()
@@ -184,14 +178,7 @@ async fn the_collectors_writes_leave_what_kube_controller_manager_leaves(backend
     let owner = created(&client, CONFIG_MAPS, config_map("waiting-owner", kept.clone())).await;
     created(&client, POLICIES, network_policy("blocking", &owner)).await;
     let path = format!("{CONFIG_MAPS}/waiting-owner");
-    let marked = request(
-        &client,
-        "DELETE",
-        &path,
-        "application/json",
-        json!({"propagationPolicy": "Foreground"}),
-    )
-    .await;
+    let marked = delete_propagating(&client, &path, "Foreground").await;
     assert_eq!(marked.status, 200, "{}", marked.body);
     assert_eq!(
         marked.body["metadata"]["finalizers"],
@@ -272,6 +259,12 @@ fn managers(object: &Value) -> Value {
 }
 
 /// Creates `body` at `path` under the field manager `test-writer`; the object as created.
+/// A DELETE of `path` with `propagationPolicy` in its body, as kubectl's `--cascade` sends it.
+async fn delete_propagating(client: &Client, path: &str, policy: &str) -> Answer {
+    let options = json!({"propagationPolicy": policy});
+    request(client, "DELETE", path, "application/json", options).await
+}
+
 async fn created(client: &Client, path: &str, body: Value) -> Value {
     let path = format!("{path}?fieldManager=test-writer");
     let answer = request(client, "POST", &path, "application/json", body).await;

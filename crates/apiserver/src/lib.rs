@@ -20,8 +20,12 @@
 //!    |           a change for one kind goes in its module there
 //!  emulated/     what kube-controller-manager and a kubelet would do: garbage collection, namespaces,
 //!                workloads, quotas, the `kubernetes` Service; flowcontrol/ keeps API Priority and
-//!                Fairness
+//!                Fairness, rbac/ RBAC's authorizer, escalation check and bootstrap policy
 //! ```
+//!
+//! Only a kind's home names it: kinds/, its group's folder (rbac/, flowcontrol/), the controllers,
+//! and the handlers of its subresources (http/handlers/pods/ ...); the code that routes, stores,
+//! admits, calls webhooks or filters asks the kind at hand (tests/import_graph.rs keeps it so).
 //!
 //! The content rules (patches, schemas, selectors, tables, discovery) live in the `apimachinery` crate.
 //!

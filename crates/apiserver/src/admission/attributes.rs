@@ -37,27 +37,6 @@ pub struct Kind {
 }
 
 impl Kind {
-    pub const SCALE: Kind = Kind {
-        group: "autoscaling",
-        version: "v1",
-        kind: "Scale",
-    };
-    pub const EVICTION: Kind = Kind {
-        group: "policy",
-        version: "v1",
-        kind: "Eviction",
-    };
-    pub const BINDING: Kind = Kind {
-        group: "",
-        version: "v1",
-        kind: "Binding",
-    };
-    pub const TOKEN_REQUEST: Kind = Kind {
-        group: "authentication.k8s.io",
-        version: "v1",
-        kind: "TokenRequest",
-    };
-
     /// The kind a review names: `kind` if the write has one of its own, else `rt`'s.
     pub fn of(kind: Option<&Kind>, rt: &ResourceType) -> Value {
         match kind {

@@ -245,9 +245,7 @@ fn namespace_matches(store: &Store, selector: &LabelSelector, attributes: &Attri
     if !attributes.rt.namespaced {
         return true;
     }
-    let namespace = store
-        .resolve("", "v1", "namespaces")
-        .and_then(|rt| store.get(&rt, "", &attributes.namespace).ok());
+    let namespace = crate::kinds::namespaces::stored(store, &attributes.namespace);
     namespace.is_some_and(|namespace| {
         meta::str_at(&namespace, "/metadata/name").is_some() && selector.matches(&namespace)
     })

@@ -145,9 +145,7 @@ fn namespace_of(store: &Store, attributes: &Attributes) -> Value {
     if !attributes.rt.namespaced || attributes.namespace.is_empty() {
         return Value::Null;
     }
-    let namespace = store
-        .resolve("", "v1", "namespaces")
-        .and_then(|namespaces| store.get(&namespaces, "", &attributes.namespace).ok());
+    let namespace = crate::kinds::namespaces::stored(store, &attributes.namespace);
     match namespace {
         Some(mut namespace) => {
             if let Some(metadata) = namespace.get_mut("metadata").and_then(Value::as_object_mut) {

@@ -24,3 +24,11 @@ pub(crate) fn configures(storage_key: &str) -> bool {
         .and_then(|rest| rest.strip_prefix('/'))
         .is_some_and(|plural| plural == FLOW_SCHEMAS || plural == PRIORITY_LEVELS)
 }
+
+/// Every PriorityLevelConfiguration stored, whose nominal seats the metrics report.
+pub(crate) fn priority_levels(store: &crate::store::Store) -> Vec<serde_json::Value> {
+    store
+        .resolve(GROUP, "v1", PRIORITY_LEVELS)
+        .map(|rt| store.list(&rt, None).0)
+        .unwrap_or_default()
+}

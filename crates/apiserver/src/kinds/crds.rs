@@ -7,7 +7,14 @@ use serde_json::{Value, json};
 
 use super::Kind;
 use crate::store::Preparing;
-use crate::store::State;
+use crate::store::{State, Store};
+
+/// The CustomResourceDefinition `name`, when it exists: what a conversion webhook is configured by.
+pub(crate) fn stored(store: &Store, name: &str) -> Option<Value> {
+    store
+        .resolve("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        .and_then(|rt| store.get(&rt, "", name).ok())
+}
 
 /// CustomResourceDefinitions: prepared, validated and served.
 pub(super) struct CustomResourceDefinitions;

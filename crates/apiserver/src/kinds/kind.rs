@@ -39,6 +39,13 @@ pub(crate) trait Kind: Sync {
         false
     }
 
+    /// Whether a `/status` write skips the check that its sender may set the owner references it
+    /// sends, as kube-apiserver's plugin skips a pod's: old kubelets send them corrupted, and the
+    /// status strategy keeps the stored ones.
+    fn status_skips_owner_reference_check(&self) -> bool {
+        false
+    }
+
     /// Whether a create sets `metadata.generation` to 1, as kube-apiserver's registry does for the
     /// workload kinds, CRDs and the policies, classes and configurations whose status or users say
     /// which generation they observed (custom resources always do).
@@ -92,6 +99,12 @@ pub(crate) trait Kind: Sync {
     /// object's name names (a Namespace is in itself), so that a Role in a namespace may grant access
     /// to the Namespace.
     fn is_its_own_namespace(&self) -> bool {
+        false
+    }
+
+    /// Whether a body of its kind is taken whatever API version it names, for a kind two APIs serve
+    /// over one storage (an Event, core and `events.k8s.io`).
+    fn takes_either_api_version(&self) -> bool {
         false
     }
 }

@@ -5,7 +5,11 @@
 //! asks (whether `metadata.generation` counts, what a DELETE answers and orphans, a deprecation, a
 //! computed list, which subresources write the status). Every kind with rules of its own is
 //! registered in [`KINDS`], by group and resource; the generic code asks the table ([`of`],
-//! [`named`]) and names no kind. A change for one kind goes in its module here.
+//! [`named`]) and names no kind. What another layer needs of one particular kind is a function of
+//! that kind's module: a Namespace for admission's selectors ([`namespaces::stored`]), where a
+//! Service is dialled ([`services::dial`]), whether a ServiceAccount still exists, a CRD for its
+//! conversion webhook, an `events.k8s.io` Event's managedFields. A change for one kind goes in its
+//! module here.
 //!
 //! What controllers do about a kind (a namespace's teardown, a CRD's establishing) is theirs, in
 //! `emulated/`.
@@ -16,10 +20,11 @@ mod apps;
 mod bindings;
 mod certificate_signing_requests;
 mod component_statuses;
-mod crds;
+pub(crate) mod crds;
 mod csi_drivers;
 mod endpoint_slices;
 mod endpoints;
+pub(crate) mod events;
 mod kind;
 mod metadata_maps;
 pub(crate) mod namespaces;
@@ -29,6 +34,7 @@ mod priority_classes;
 mod rbac;
 mod registry_flags;
 mod replication_controllers;
+pub(crate) mod service_accounts;
 pub(crate) mod services;
 
 pub(crate) use kind::Kind;
@@ -46,6 +52,7 @@ use crds::CustomResourceDefinitions;
 use csi_drivers::CsiDrivers;
 use endpoint_slices::EndpointSlices;
 use endpoints::Endpoints;
+use events::Events;
 use namespaces::Namespaces;
 use nodes::Nodes;
 use pods::Pods;
@@ -67,6 +74,7 @@ static KINDS: &[(&str, &str, &dyn Kind)] = &[
     ("", "bindings", &Bindings),
     ("", "componentstatuses", &ComponentStatuses),
     ("", "endpoints", &Endpoints),
+    ("", "events", &Events),
     ("", "namespaces", &Namespaces),
     ("", "nodes", &Nodes),
     ("", "persistentvolumeclaims", &RETURNS_DELETED_OBJECT),
@@ -115,6 +123,7 @@ static KINDS: &[(&str, &str, &dyn Kind)] = &[
         &CertificateSigningRequests,
     ),
     ("discovery.k8s.io", "endpointslices", &EndpointSlices),
+    ("events.k8s.io", "events", &Events),
     ("flowcontrol.apiserver.k8s.io", "flowschemas", &TRACKS_GENERATION),
     (
         "flowcontrol.apiserver.k8s.io",
@@ -352,6 +361,22 @@ mod tests {
     #[test]
     fn a_namespace_alone_is_its_own_namespace() {
         assert_eq!(builtins_where(|kind| kind.is_its_own_namespace()), ["namespaces"]);
+    }
+
+    #[test]
+    fn events_alone_take_either_api_version() {
+        assert_eq!(
+            builtins_where(|kind| kind.takes_either_api_version()),
+            ["events", "events.events.k8s.io"]
+        );
+    }
+
+    #[test]
+    fn a_pod_status_alone_skips_the_owner_reference_check() {
+        assert_eq!(
+            builtins_where(|kind| kind.status_skips_owner_reference_check()),
+            ["pods"]
+        );
     }
 
     #[test]

@@ -9,7 +9,15 @@ use serde_json::{Value, json};
 
 use super::Kind;
 use crate::error::Error;
-use crate::store::Preparing;
+use crate::store::{Preparing, Store};
+
+/// The Namespace `name`, when it exists: what admission matches a `namespaceSelector` against and
+/// shows a policy as `namespaceObject`.
+pub(crate) fn stored(store: &Store, name: &str) -> Option<Value> {
+    store
+        .resolve("", "v1", "namespaces")
+        .and_then(|rt| store.get(&rt, "", name).ok())
+}
 
 /// Namespaces: their finalizers, phase and the ones that may not be deleted.
 pub(super) struct Namespaces;

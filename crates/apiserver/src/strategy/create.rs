@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::{decode, managed_fields, server_fields, validate};
 use crate::{
     error::{Error, Result},
+    kinds,
     store::{Create, WriteOptions, generated_name},
 };
 
@@ -72,7 +73,7 @@ pub fn prepare(
     let (mut object, warnings) = decode::decode(rt, &name, object, options)?;
     if let Some(manager) = &options.field_manager {
         match sent_as_events_v1 {
-            Some(sent) => managed_fields::record_event_v1(sent, &mut object, manager),
+            Some(sent) => kinds::events::record_create_v1(sent, &mut object, manager),
             None => managed_fields::record_update(rt, None, &mut object, manager, None),
         }
     }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::typed;
 use crate::{
     error::{Error, Result},
+    kinds,
     store::{FieldValidation, WriteOptions},
 };
 
@@ -109,12 +110,8 @@ pub fn check_type_meta(rt: &ResourceType, object: &Value) -> Result<()> {
             .get("apiVersion")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let events_alias = rt.plural == "events" && kind == "Event";
-        if kind != rt.kind
-            && !events_alias
-            && rt.is_builtin()
-            && apimachinery::protobuf::knows(api_version, kind)
-        {
+        let any_version = kind == rt.kind && kinds::of(rt).is_some_and(|own| own.takes_either_api_version());
+        if kind != rt.kind && rt.is_builtin() && apimachinery::protobuf::knows(api_version, kind) {
             // kube-apiserver decodes the body as the kind it names, then fails to convert it into the
             // path's internal type (Go package `core` for the core group, else the group's first label).
             let version = api_version.rsplit('/').next().unwrap_or(api_version);
@@ -127,8 +124,7 @@ pub fn check_type_meta(rt: &ResourceType, object: &Value) -> Result<()> {
                 rt.kind, rt.kind
             )));
         }
-        if (kind != rt.kind || (api_version != rt.api_version() && !api_version.is_empty())) && !events_alias
-        {
+        if (kind != rt.kind || (api_version != rt.api_version() && !api_version.is_empty())) && !any_version {
             return Err(Error::BadRequest(format!(
                 "the API version in the data ({api_version}) does not match the expected API version ({})",
                 rt.api_version()

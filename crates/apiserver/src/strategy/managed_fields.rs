@@ -25,28 +25,6 @@ pub(crate) fn record_update(
     });
 }
 
-/// Records the create of an events.k8s.io Event, stored as a core Event, by the fields of the
-/// events.k8s.io Event the client sent.
-pub(crate) fn record_event_v1(sent: Value, stored: &mut Value, manager: &str) {
-    const API_VERSION: &str = "events.k8s.io/v1";
-    let mut sent = apimachinery::protobuf::go_shaped(&sent, API_VERSION, "Event").unwrap_or(sent);
-    let now = meta::now_rfc3339();
-    let write = patch::UpdateWrite {
-        manager,
-        subresource: None,
-        schema: patch::ObjectSchema::BuiltIn {
-            api_version: API_VERSION,
-            kind: "Event",
-        },
-        status_subresource: false,
-        now: &now,
-    };
-    patch::record_update(None, &mut sent, &write);
-    if let Some(entries) = sent.pointer("/metadata/managedFields").cloned() {
-        meta::metadata_mut(stored).insert("managedFields".into(), entries);
-    }
-}
-
 /// Runs `f` with the type of `rt`'s objects as managedFields see it: a built-in's Go type at the
 /// version it is stored in, a custom resource's schema.
 pub(crate) fn with_object_schema<R>(rt: &ResourceType, f: impl FnOnce(patch::ObjectSchema<'_>) -> R) -> R {

@@ -39,8 +39,7 @@ impl Converter {
         let Origin::Crd { name } = &rt.origin else {
             return None;
         };
-        let crds = store.resolve("apiextensions.k8s.io", "v1", "customresourcedefinitions")?;
-        let crd = store.get(&crds, "", name).ok()?;
+        let crd = crate::kinds::crds::stored(store, name)?;
         if crd.pointer("/spec/conversion/strategy").and_then(Value::as_str) != Some("Webhook") {
             return None;
         }

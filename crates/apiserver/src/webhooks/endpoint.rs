@@ -2,14 +2,17 @@
 //!
 //! The embedded server has no cluster network, so a Service reference is called at the name a real
 //! cluster would use (`https://<name>.<namespace>.svc:<port><path>`, which the serving certificate
-//! must name) but dialled at the Service's Endpoints: their first address, on the Service port's
-//! target port. A process on the host (`operator dev`) is reachable by giving its Service an
+//! must name) but dialled where the services' module says a Service is reached: its Endpoints' first
+//! address, on the Service port's target port. A process on the host (`operator dev`) is reachable by giving its Service an
 //! Endpoints object that points at 127.0.0.1.
 
 use serde_json::Value;
 
 use super::client::{CallError, Endpoint};
-use crate::store::Store;
+use crate::{
+    kinds::services::{self, dial::Unreachable},
+    store::Store,
+};
 
 /// The endpoint of `client_config` (a CRD's `spec.conversion.webhook.clientConfig` or a webhook's
 /// `clientConfig`), or why it cannot be called.
@@ -32,37 +35,16 @@ pub fn resolve(store: &Store, client_config: &Value) -> Result<Endpoint, CallErr
     let port = service.get("port").and_then(Value::as_i64).unwrap_or(443);
     let url = format!("https://{name}.{namespace}.svc:{port}{path}");
     let failed = |what: String| CallError(format!("Post \"{url}\": {what}"));
-    let get = |plural: &str| {
-        store
-            .resolve("", "v1", plural)
-            .and_then(|rt| store.get(&rt, namespace, name).ok())
-    };
-    let service_object = get("services").ok_or_else(|| failed(format!("service \"{name}\" not found")))?;
-    let target_port = service_object
-        .pointer("/spec/ports")
-        .and_then(Value::as_array)
-        .and_then(|ports| {
-            ports
-                .iter()
-                .find(|p| p.get("port").and_then(Value::as_i64) == Some(port))
+    let dial = services::dial::address(store, namespace, name, port).map_err(|why| {
+        failed(match why {
+            Unreachable::ServiceNotFound => format!("service \"{name}\" not found"),
+            Unreachable::PortNotDeclared => format!("no service port {port} found for service \"{name}\""),
+            Unreachable::NoEndpointAddress => format!("no endpoints available for service \"{name}\""),
         })
-        .map(|p| p.get("targetPort").and_then(Value::as_i64).unwrap_or(port))
-        .ok_or_else(|| failed(format!("no service port {port} found for service \"{name}\"")))?;
-    let address = get("endpoints")
-        .and_then(|endpoints| {
-            endpoints
-                .pointer("/subsets/0/addresses/0/ip")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .ok_or_else(|| failed(format!("no endpoints available for service \"{name}\"")))?;
+    })?;
     Ok(Endpoint {
-        url: url.clone(),
-        dial: Some(if address.contains(':') {
-            format!("[{address}]:{target_port}")
-        } else {
-            format!("{address}:{target_port}")
-        }),
+        url,
+        dial: Some(dial),
         ca_bundle,
     })
 }

@@ -6,11 +6,12 @@
 
 use axum::http::HeaderMap;
 
-use super::{
-    authentication::identity::Identity,
-    authorization::authorizer::{self, Action, Requester},
+use super::authentication::identity::Identity;
+use crate::{
+    error::Error,
+    rbac::authorizer::{self, Action, Requester},
+    store::Store,
 };
-use crate::{error::Error, store::Store};
 
 const USER_HEADER: &str = "impersonate-user";
 const GROUP_HEADER: &str = "impersonate-group";

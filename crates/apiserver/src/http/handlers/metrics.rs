@@ -55,14 +55,7 @@ fn nominal_limits(levels: &[Value]) -> Vec<(String, u64)> {
 
 pub fn answer(shared: &Shared) -> Response {
     let store = &shared.store;
-    let levels = store
-        .resolve(
-            "flowcontrol.apiserver.k8s.io",
-            "v1",
-            "prioritylevelconfigurations",
-        )
-        .map(|rt| store.list(&rt, None).0)
-        .unwrap_or_default();
+    let levels = crate::flowcontrol::priority_levels(store);
     let mut text = String::from(
         "# HELP apiserver_flowcontrol_nominal_limit_seats [BETA] Nominal number of execution seats configured for each priority level\n\
          # TYPE apiserver_flowcontrol_nominal_limit_seats gauge\n",

@@ -1,26 +1,19 @@
-//! `services/{name}/proxy` and `nodes/{name}/proxy`: kube-apiserver forwards these to one of the
-//! Service's endpoints or to the node's kubelet. Nothing runs behind this server, so each answers
-//! what kube-apiserver answers when there is nowhere to forward to: a Service without endpoints is
-//! unavailable (503), and a node without an address cannot be reached.
+//! What the proxy subresources share (`services/{name}/proxy` in [`super::services`],
+//! `nodes/{name}/proxy` in [`super::nodes`]): the target a proxy path names, the methods a proxy
+//! takes, and the 503 of a proxy with nowhere to forward to.
 
-use apimachinery::meta;
-use axum::{http::Method, response::Response};
-use serde_json::Value;
+use axum::http::Method;
 
-use super::subresource::Subresource;
-use crate::{
-    error::{Error, Result},
-    store::{Store, subject},
-};
+use crate::error::{Error, Result};
 
 /// The target a proxy path names: `name`, `name:port` or `scheme:name:port`.
-struct ProxyTarget<'a> {
-    name: &'a str,
-    port: &'a str,
+pub(super) struct ProxyTarget<'a> {
+    pub name: &'a str,
+    pub port: &'a str,
 }
 
 impl<'a> ProxyTarget<'a> {
-    fn parse(id: &'a str) -> Option<Self> {
+    pub fn parse(id: &'a str) -> Option<Self> {
         let parts: Vec<&str> = id.split(':').collect();
         let (scheme, name, port) = match parts.as_slice() {
             [name] => ("", *name, ""),
@@ -32,7 +25,7 @@ impl<'a> ProxyTarget<'a> {
     }
 }
 
-fn check_method(method: &Method) -> Result<()> {
+pub(super) fn check_method(method: &Method) -> Result<()> {
     if matches!(
         *method,
         Method::GET | Method::POST | Method::PUT | Method::PATCH | Method::DELETE
@@ -44,82 +37,8 @@ fn check_method(method: &Method) -> Result<()> {
     ))
 }
 
-/// `services/proxy`.
-pub const SERVICES: Subresource = Subresource {
-    group: "",
-    plural: "services",
-    names: &["proxy"],
-    serve: |r| service(&r.shared.store, r.namespace, r.name, &r.call.method),
-};
-
-/// `nodes/proxy`.
-pub const NODES: Subresource = Subresource {
-    group: "",
-    plural: "nodes",
-    names: &["proxy"],
-    serve: |r| node(&r.shared.store, r.name, &r.call.method),
-};
-
-pub fn service(store: &Store, namespace: &str, id: &str, method: &Method) -> Result<Response> {
-    check_method(method)?;
-    let target =
-        ProxyTarget::parse(id).ok_or_else(|| Error::BadRequest(format!("invalid service request {id:?}")))?;
-    let services = store
-        .resolve("", "v1", "services")
-        .ok_or(Error::UnknownResource)?;
-    if let Ok(number) = target.port.parse::<i64>() {
-        let service = store.get(&services, namespace, target.name)?;
-        let declared = service
-            .pointer("/spec/ports")
-            .and_then(Value::as_array)
-            .is_some_and(|ports| ports.iter().any(|p| p["port"].as_i64() == Some(number)));
-        if !declared {
-            return Err(unavailable(format!(
-                "no service port {number} found for service {:?}",
-                target.name
-            )));
-        }
-    }
-    // The endpoints are what the proxy forwards to, whether or not the Service itself is there;
-    // kube-apiserver names the Service when there are none.
-    let endpoints = store
-        .resolve("", "v1", "endpoints")
-        .ok_or(Error::UnknownResource)?;
-    let found = store
-        .get(&endpoints, namespace, target.name)
-        .map_err(|_| Error::NotFound(subject(&services, target.name)))?;
-    let addressed = found
-        .get("subsets")
-        .and_then(Value::as_array)
-        .is_some_and(|subsets| {
-            subsets
-                .iter()
-                .any(|s| s["addresses"].as_array().is_some_and(|a| !a.is_empty()))
-        });
-    if !addressed {
-        return Err(unavailable(format!(
-            "no endpoints available for service {:?}",
-            target.name
-        )));
-    }
-    // An address someone wrote by hand: nothing this server could forward to listens there.
-    Err(unavailable(format!(
-        "error trying to reach service: the embedded server forwards to no endpoint of service {:?}",
-        target.name
-    )))
-}
-
-pub fn node(store: &Store, id: &str, method: &Method) -> Result<Response> {
-    check_method(method)?;
-    let target =
-        ProxyTarget::parse(id).ok_or_else(|| Error::BadRequest(format!("invalid node request {id:?}")))?;
-    let nodes = store.resolve("", "v1", "nodes").ok_or(Error::UnknownResource)?;
-    let node = store.get(&nodes, "", target.name)?;
-    Err(super::pods::kubelet::unreachable(&node, meta::name(&node)))
-}
-
 /// 503 ServiceUnavailable, as kube-apiserver words it.
-fn unavailable(message: String) -> Error {
+pub(super) fn unavailable(message: String) -> Error {
     Error::Refused {
         code: 503,
         reason: "ServiceUnavailable".into(),

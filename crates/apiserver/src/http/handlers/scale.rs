@@ -19,6 +19,13 @@ use crate::{
     store::{FieldValidation, WriteOptions},
 };
 
+/// The kind admission sees the subresource's object as.
+const SCALE: admission::Kind = admission::Kind {
+    group: "autoscaling",
+    version: "v1",
+    kind: "Scale",
+};
+
 /// A write to a Scale: its body, and how it applies (`None`: a whole Scale, as PUT sends it).
 pub struct ScaleWrite {
     pub body: Value,
@@ -98,7 +105,7 @@ struct ScaleView<'a> {
 
 impl admission::View for ScaleView<'_> {
     fn kind(&self) -> admission::Kind {
-        admission::Kind::SCALE
+        SCALE
     }
 
     fn of(&self, object: &Value) -> Value {

@@ -29,6 +29,10 @@ impl Kind for Pods {
     fn returns_deleted_object(&self) -> bool {
         true
     }
+
+    fn status_skips_owner_reference_check(&self) -> bool {
+        true
+    }
 }
 
 /// Sets what kube-apiserver sets on a new Pod.

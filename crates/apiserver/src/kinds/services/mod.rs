@@ -7,6 +7,7 @@
 //! and `healthCheckNodePort`.
 
 pub(crate) mod addresses;
+pub(crate) mod dial;
 
 use std::net::Ipv4Addr;
 

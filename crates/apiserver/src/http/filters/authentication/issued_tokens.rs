@@ -20,6 +20,8 @@ pub const API_AUDIENCE: &str = "https://kubernetes.default.svc";
 pub(in crate::http) struct BoundObject {
     /// `pods`, `secrets` or `nodes`.
     pub plural: &'static str,
+    /// Where it is: the service account's namespace for a pod or a secret, empty for a node.
+    pub namespace: String,
     pub name: String,
     pub uid: String,
 }
@@ -132,7 +134,7 @@ impl ServiceAccountTokens {
                 .and_then(|rt| store.get(&rt, namespace, name).ok())
                 .map(|object| meta::uid(&object).to_owned())
         };
-        match stored_uid("serviceaccounts", &namespace, &name) {
+        match crate::kinds::service_accounts::stored_uid(store, &namespace, &name) {
             None => return Verdict::Refused(format!("service account {namespace}/{name} has been deleted")),
             Some(stored) if stored != uid => {
                 return Verdict::Refused(format!(
@@ -142,12 +144,7 @@ impl ServiceAccountTokens {
             Some(_) => {}
         }
         if let Some(bound) = &bound {
-            let scope = if bound.plural == "nodes" {
-                ""
-            } else {
-                namespace.as_str()
-            };
-            match stored_uid(bound.plural, scope, &bound.name) {
+            match stored_uid(bound.plural, &bound.namespace, &bound.name) {
                 None => return Verdict::Refused("service account token has been invalidated".into()),
                 Some(stored) if stored != bound.uid => {
                     let kind = bound.plural.trim_end_matches('s');

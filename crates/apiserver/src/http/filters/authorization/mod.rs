@@ -2,17 +2,15 @@
 //! authentication, impersonation and flow control, before any handler, each request is decided by
 //! its attributes (verb, API group, resource, subresource, namespace, name; or verb and path for a
 //! non-resource URL) for the user it authenticated as. Members of `system:masters` (the holder of the
-//! server's token) may do everything; anyone else what RBAC grants (see `authorizer`).
+//! server's token) may do everything; anyone else what RBAC grants (see [`crate::rbac::authorizer`]).
 //! A refusal is kube-apiserver's 403 Status:
 //! `deployments.apps is forbidden: User "alice" cannot list resource "deployments" in API group "apps" in the namespace "default"`.
 //!
 //! What the server does itself (its emulated controllers, its start-up objects) writes to the store
 //! directly and is never authorized as a client.
 
-pub(in crate::http) mod authorizer;
 pub mod mode;
 mod owner_reference_permissions;
-mod rbac_escalation;
 mod sent_object;
 
 use std::sync::Arc;
@@ -24,14 +22,17 @@ use axum::{
 };
 
 use super::{
-    audit::{self, Attributes, ResourceAttributes},
+    audit::{self, Attributes, ResourceAttributes, Verb},
     authentication::identity::Identity,
+};
+use crate::rbac::{
+    authorizer::{self, Action, Requester},
+    escalation,
 };
 use crate::{
     error::{Error, Subject},
     http::{Shared, respond},
 };
-use authorizer::{Action, Requester};
 use mode::Authorization;
 
 /// Middleware: passes the request on when its user may make it, otherwise answers 403.
@@ -66,9 +67,21 @@ pub(in crate::http) async fn authorize(
         return respond::error(&forbidden(&requester.user, &attributes, &decision.reason));
     }
     match attributes {
-        Attributes::Resource(attributes) if rbac_escalation::applies(&attributes, &requester) => {
+        Attributes::Resource(attributes)
+            if attributes.subresource.is_none()
+                && matches!(attributes.verb, Verb::Create | Verb::Update | Verb::Patch)
+                && escalation::applies(&attributes.group, &attributes.resource, &requester) =>
+        {
             sent_object::confirmed(&shared, request, next, |sent| {
-                rbac_escalation::confirm_no_escalation(&shared, &requester, &attributes, sent)
+                let target = sent_object::target(&shared, &attributes, sent);
+                let write = escalation::Write {
+                    resource: &attributes.resource,
+                    namespace: &target.namespace,
+                    name: &target.name,
+                    stored: target.stored.as_ref(),
+                    sent,
+                };
+                escalation::confirm_no_escalation(&shared.store, &requester, &write)
             })
             .await
         }

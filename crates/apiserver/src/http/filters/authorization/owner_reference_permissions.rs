@@ -5,27 +5,27 @@
 //! unset or false) must be allowed to `update` the owner's `finalizers` subresource, or every
 //! resource's. `pods/status` is exempt, as upstream. Members of `system:masters` are never checked.
 //!
-//! Like [`super::rbac_escalation`], the check reads the object the request sends: a create's or
+//! Like [`crate::rbac::escalation`], the check reads the object the request sends: a create's or
 //! update's body, or a merge or apply patch's (whose `ownerReferences`, when present, replace the
 //! stored ones). A JSON patch or a protobuf body is not read and passes unchecked.
 
 use serde_json::Value;
 
-use super::authorizer::{self, Action, PRIVILEGED_GROUP, Requester};
 use super::sent_object::{Target, target};
 use crate::error::{Error, Subject};
 use crate::http::{
     Shared,
     filters::audit::{ResourceAttributes, Verb},
 };
+use crate::rbac::authorizer::{self, Action, PRIVILEGED_GROUP, Requester};
 
 /// Whether a request with `attributes` from `requester` is one the plugin checks.
 pub(super) fn applies(shared: &Shared, attributes: &ResourceAttributes, requester: &Requester) -> bool {
     shared.owner_reference_permissions
         && matches!(attributes.verb, Verb::Create | Verb::Update | Verb::Patch)
-        && !(attributes.group.is_empty()
-            && attributes.resource == "pods"
-            && attributes.subresource.as_deref() == Some("status"))
+        && !(attributes.subresource.as_deref() == Some("status")
+            && crate::kinds::named(&attributes.group, &attributes.resource)
+                .is_some_and(|kind| kind.status_skips_owner_reference_check()))
         && !requester.groups.iter().any(|g| g == PRIVILEGED_GROUP)
 }
 

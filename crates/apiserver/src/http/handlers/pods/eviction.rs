@@ -26,6 +26,13 @@ use crate::{
     store::{DeleteOptions, WriteOptions},
 };
 
+/// The kind admission sees the subresource's object as.
+const EVICTION: admission::Kind = admission::Kind {
+    group: "policy",
+    version: "v1",
+    kind: "Eviction",
+};
+
 /// `pods/eviction`.
 pub const ENDPOINT: Admitted = Admitted {
     group: "",
@@ -50,7 +57,7 @@ pub async fn evict(r: &Request<'_>) -> Result<Response> {
         .target()
         .admit_create(
             name,
-            admission::Kind::EVICTION,
+            EVICTION,
             eviction,
             &write_options(call, Vec::new())?,
             named_as_the_pod,

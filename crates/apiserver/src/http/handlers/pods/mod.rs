@@ -25,6 +25,13 @@ use crate::{
     store::WriteOptions,
 };
 
+/// The kind admission sees the subresource's object as.
+const BINDING_KIND: admission::Kind = admission::Kind {
+    group: "",
+    version: "v1",
+    kind: "Binding",
+};
+
 /// What a request to a subresource that writes part of a pod asks: the pod to read (GET), or the
 /// stored pod and the whole pod the PUT or PATCH asks for (a patch applies to the whole pod, as
 /// kube-apiserver applies it), of which the subresource keeps its part.
@@ -133,6 +140,30 @@ pub async fn ephemeral_containers(r: &Request<'_>) -> Result<Response> {
     ))
 }
 
+/// A create of `bindings` (`rt`) in `namespace`: binds the pod the Binding names, admitted as what it
+/// is, a `bindings` create, not a pod's subresource.
+pub async fn bind_created(
+    shared: &Arc<Shared>,
+    rt: &Arc<ResourceType>,
+    namespace: &str,
+    call: &Call,
+) -> Result<Response> {
+    let binding = parse_body(call, rt)?.0;
+    let pod = meta::name(&binding).to_owned();
+    let pods = shared
+        .store
+        .resolve("", "v1", "pods")
+        .ok_or(Error::UnknownResource)?;
+    let admitted_as = admission::Target {
+        store: &shared.store,
+        rt,
+        namespace,
+        subresource: None,
+        status_only: false,
+    };
+    bind(shared, &pods, &pod, call, &admitted_as).await
+}
+
 /// `POST pods/{name}/binding` (or a `bindings` create naming the pod): sets the pod's node, once, as
 /// the scheduler does. Admission sees the Binding as a CREATE through `admitted_as`; the pod's node
 /// is then written without admission, as kube-apiserver's pod storage writes it straight to storage.
@@ -168,7 +199,7 @@ pub async fn bind(
     };
     let options = write_options(call, Vec::new())?;
     let (binding, warnings) = admitted_as
-        .admit_create(name, admission::Kind::BINDING, binding, &options, target_required)
+        .admit_create(name, BINDING_KIND, binding, &options, target_required)
         .await?;
     let node = binding
         .pointer("/target/name")

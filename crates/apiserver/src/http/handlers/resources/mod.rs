@@ -12,7 +12,7 @@ mod watch;
 
 use std::sync::Arc;
 
-use apimachinery::{meta, resource::ResourceType, table::has_table_convertor};
+use apimachinery::{resource::ResourceType, table::has_table_convertor};
 use axum::{http::Method, response::Response};
 
 use super::{
@@ -196,22 +196,7 @@ async fn review(
 ) -> Result<Response> {
     match (&call.method, target.name.as_deref()) {
         (&Method::POST, None) if kinds::of(rt).is_some_and(|kind| kind.binds_pods()) => {
-            let binding = parse_body(call, rt)?.0;
-            let pod = meta::name(&binding).to_owned();
-            let pods = shared
-                .store
-                .resolve("", "v1", "pods")
-                .ok_or(Error::UnknownResource)?;
-            let namespace = target.namespace.clone().unwrap_or_default();
-            // Admitted as what it is: a `bindings` create, not a pod's subresource.
-            let admitted_as = admission::Target {
-                store: &shared.store,
-                rt,
-                namespace: &namespace,
-                subresource: None,
-                status_only: false,
-            };
-            pods::bind(shared, &pods, &pod, call, &admitted_as).await
+            pods::bind_created(shared, rt, target.namespace.as_deref().unwrap_or_default(), call).await
         }
         (&Method::POST, None) if access::answers(rt) => {
             access::answer(shared, rt, parse_body(call, rt)?.0, target.namespace.as_deref())

@@ -8,9 +8,10 @@ use apimachinery::resource::ResourceType;
 
 use super::super::{
     namespaces::finalize,
+    nodes,
     pods::{self, eviction, kubelet, resize},
-    proxies,
     serviceaccounts::token,
+    services,
     subresource::{Admitted, Subresource},
 };
 
@@ -24,7 +25,7 @@ const ADMITTED: &[&Admitted] = &[
     &token::ENDPOINT,
 ];
 
-const ALL: &[&Subresource] = &[&kubelet::ENDPOINT, &proxies::SERVICES, &proxies::NODES];
+const ALL: &[&Subresource] = &[&kubelet::ENDPOINT, &services::PROXY, &nodes::PROXY];
 
 /// The endpoint of subresource `name` of `rt`'s objects, if one serves it.
 pub fn find(rt: &ResourceType, name: &str) -> Option<&'static Subresource> {

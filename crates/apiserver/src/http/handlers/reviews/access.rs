@@ -10,12 +10,10 @@ use super::field_text;
 use crate::error::{Error, Result, Subject};
 use crate::http::{
     Shared,
-    filters::{
-        authentication::issued_tokens::{self, Verdict},
-        authorization::authorizer::{self, Action, Requester},
-    },
+    filters::authentication::issued_tokens::{self, Verdict},
     respond,
 };
+use crate::rbac::authorizer::{self, Action, Requester};
 
 /// Whether `rt` is one of the reviews answered here.
 pub fn answers(rt: &ResourceType) -> bool {

@@ -1,6 +1,6 @@
 //! Self-subject reviews, which `kubectl auth can-i` and `kubectl auth whoami` send: the caller asks who
 //! it is and what it may do, and the answer is computed, never stored, by the same authorizers that
-//! decide its requests (see [`crate::http::filters::authorization::authorizer`]): the holder of the
+//! decide its requests (see [`crate::rbac::authorizer`]): the holder of the
 //! embedded server's token is a member of `system:masters` and may do everything, anyone else what
 //! RBAC grants.
 
@@ -16,15 +16,10 @@ use super::field_text;
 use crate::error::{Error, Result, Subject};
 use crate::http::{
     Shared,
-    filters::{
-        authentication::identity::Identity,
-        authorization::{
-            authorizer::{self, Action, Requester},
-            mode::Authorization,
-        },
-    },
+    filters::{authentication::identity::Identity, authorization::mode::Authorization},
     respond,
 };
+use crate::rbac::authorizer::{self, Action, Requester};
 
 use crate::token_holder::{GROUPS, USER};
 

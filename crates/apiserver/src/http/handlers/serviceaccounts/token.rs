@@ -33,6 +33,13 @@ use crate::http::{
 };
 use crate::store::WriteOptions;
 
+/// The kind admission sees the subresource's object as.
+const TOKEN_REQUEST: admission::Kind = admission::Kind {
+    group: "authentication.k8s.io",
+    version: "v1",
+    kind: "TokenRequest",
+};
+
 const API_VERSION: &str = "authentication.k8s.io/v1";
 const KIND: &str = "TokenRequest";
 /// The issuer kube-apiserver's tokens name (its `--service-account-issuer`).
@@ -63,7 +70,7 @@ pub async fn request_token(r: &Request<'_>) -> Result<Response> {
     let complete = |request| completed(shared, accounts, namespace, name, request);
     let (mut request, warnings) = r
         .target()
-        .admit_completed_create(name, admission::Kind::TOKEN_REQUEST, request, &options, complete)
+        .admit_completed_create(name, TOKEN_REQUEST, request, &options, complete)
         .await?;
     let account = shared.store.get(accounts, namespace, name)?;
     let seconds = expiration_seconds(&request);
@@ -314,6 +321,7 @@ fn bound_object(
     Ok((
         BoundObject {
             plural,
+            namespace: scope.to_owned(),
             name: name.to_owned(),
             uid,
         },

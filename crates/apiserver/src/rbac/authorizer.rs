@@ -1,7 +1,7 @@
-//! Who may do what, as kube-apiserver's authorizers decide it for every request (see [`super`], the
-//! filter) and for a SubjectAccessReview: members of `system:masters` may do everything (its
-//! privileged-group authorizer, which gives no reason); anyone else what the RBAC objects stored here
-//! grant (kube-apiserver's bootstrap policy among them, see [`crate::rbac::bootstrap`]), with RBAC's
+//! Who may do what, as kube-apiserver's authorizers decide it for every request (see
+//! [`crate::http::filters::authorization`], the filter) and for a SubjectAccessReview: members of
+//! `system:masters` may do everything (its privileged-group authorizer, which gives no reason);
+//! anyone else what the RBAC objects stored here grant (kube-apiserver's bootstrap policy among them, see [`super::bootstrap`]), with RBAC's
 //! reason naming the binding.
 
 use serde_json::Value;

@@ -15,52 +15,61 @@ use apimachinery::meta::strings_at;
 use serde_json::{Value, json};
 
 use super::authorizer::{self, Action, PRIVILEGED_GROUP, Requester};
-use super::sent_object::{Target, target};
 use crate::error::{Error, Subject};
-use crate::http::{
-    Shared,
-    filters::audit::{ResourceAttributes, Verb},
-};
+use crate::store::Store;
 
 const RBAC: &str = "rbac.authorization.k8s.io";
 
-/// Whether a request with `attributes` from `requester` writes an RBAC role or binding and must be
-/// checked.
-pub(super) fn applies(attributes: &ResourceAttributes, requester: &Requester) -> bool {
-    attributes.group == RBAC
-        && attributes.subresource.is_none()
-        && matches!(attributes.verb, Verb::Create | Verb::Update | Verb::Patch)
+/// A write of a role or a binding, as the check reads it.
+pub(crate) struct Write<'a> {
+    /// `roles`, `clusterroles`, `rolebindings` or `clusterrolebindings`.
+    pub resource: &'a str,
+    /// The object's namespace (empty for a cluster-scoped one).
+    pub namespace: &'a str,
+    /// The object's name (for a create, the body's).
+    pub name: &'a str,
+    /// The object stored under that name now, if any.
+    pub stored: Option<&'a Value>,
+    /// The object the request sends.
+    pub sent: &'a Value,
+}
+
+/// Whether a write of `resource` in `group` by `requester` is one the check applies to: a role or a
+/// binding itself (not a subresource of one), by anyone but a member of `system:masters`.
+pub(crate) fn applies(group: &str, resource: &str, requester: &Requester) -> bool {
+    group == RBAC
         && matches!(
-            attributes.resource.as_str(),
+            resource,
             "roles" | "clusterroles" | "rolebindings" | "clusterrolebindings"
         )
         && !requester.groups.iter().any(|g| g == PRIVILEGED_GROUP)
 }
 
-/// Refuses (403) an object sent by `requester` that would grant more than `requester` holds.
-pub(super) fn confirm_no_escalation(
-    shared: &Shared,
+/// Refuses (403) a write by `requester` that would grant more than `requester` holds.
+pub(crate) fn confirm_no_escalation(
+    store: &Store,
     requester: &Requester,
-    attributes: &ResourceAttributes,
-    sent: &Value,
+    write: &Write<'_>,
 ) -> Result<(), Error> {
-    let Target {
+    let Write {
+        resource,
         namespace,
         name,
         stored,
-    } = target(shared, attributes, sent);
+        sent,
+    } = *write;
     let may = |verb: &str, resource: &str, name: &str| {
         let action = Action::Resource {
             verb: verb.to_owned(),
             group: RBAC.to_owned(),
             resource: resource.to_owned(),
             subresource: String::new(),
-            namespace: namespace.clone(),
+            namespace: namespace.to_owned(),
             name: name.to_owned(),
         };
-        authorizer::decide(&shared.store, requester, &action).allowed
+        authorizer::decide(store, requester, &action).allowed
     };
-    let wanted = match attributes.resource.as_str() {
+    let wanted = match resource {
         "roles" | "clusterroles" => {
             let aggregated = sent.get("aggregationRule").is_some_and(|r| !r.is_null());
             let rules = match (aggregated, sent.get("rules")) {
@@ -70,10 +79,9 @@ pub(super) fn confirm_no_escalation(
                 (false, None) => return Ok(()),
             };
             // An update that leaves the rules as they are grants nothing new.
-            let unchanged = stored
-                .as_ref()
-                .is_some_and(|s| s.get("rules").unwrap_or(&Value::Null) == &rules && !aggregated);
-            if unchanged || may("escalate", &attributes.resource, &name) {
+            let unchanged =
+                stored.is_some_and(|s| s.get("rules").unwrap_or(&Value::Null) == &rules && !aggregated);
+            if unchanged || may("escalate", resource, name) {
                 return Ok(());
             }
             rules.as_array().cloned().unwrap_or_default()
@@ -82,10 +90,7 @@ pub(super) fn confirm_no_escalation(
             let Some(role_ref) = sent.get("roleRef").filter(|r| r.is_object()) else {
                 return Ok(());
             };
-            if stored
-                .as_ref()
-                .is_some_and(|s| s.get("roleRef") == Some(role_ref))
-            {
+            if stored.is_some_and(|s| s.get("roleRef") == Some(role_ref)) {
                 return Ok(());
             }
             let text = |key: &str| role_ref.get(key).and_then(Value::as_str).unwrap_or_default();
@@ -96,14 +101,14 @@ pub(super) fn confirm_no_escalation(
             if may("bind", role_resource, text("name")) {
                 return Ok(());
             }
-            match referenced_rules(shared, role_resource, &namespace, text("name")) {
+            match referenced_rules(store, role_resource, namespace, text("name")) {
                 Ok(rules) => rules,
-                Err(why) => return Err(refusal(attributes, &name, why)),
+                Err(why) => return Err(refusal(resource, name, why)),
             }
         }
     };
-    let scope = Some(namespace.as_str()).filter(|n| !n.is_empty());
-    let (held, errors) = authorizer::rules_for(&shared.store, requester, scope);
+    let scope = Some(namespace).filter(|n| !n.is_empty());
+    let (held, errors) = authorizer::rules_for(store, requester, scope);
     let missing = uncovered(&held, &wanted);
     if missing.is_empty() {
         return Ok(());
@@ -118,12 +123,12 @@ pub(super) fn confirm_no_escalation(
     if !errors.is_empty() {
         why.push_str(&format!("; resolution errors: [{}]", errors.join(" ")));
     }
-    Err(refusal(attributes, &name, why))
+    Err(refusal(resource, name, why))
 }
 
 /// The rules of the role a binding refers to; RBAC's lister's error when it does not exist.
 fn referenced_rules(
-    shared: &Shared,
+    store: &Store,
     resource: &str,
     namespace: &str,
     name: &str,
@@ -132,10 +137,9 @@ fn referenced_rules(
         "clusterroles" => ("", "clusterrole"),
         _ => (namespace, "role"),
     };
-    shared
-        .store
+    store
         .resolve(RBAC, "v1", resource)
-        .and_then(|rt| shared.store.get(&rt, namespace, name).ok())
+        .and_then(|rt| store.get(&rt, namespace, name).ok())
         .map(|role| {
             role.get("rules")
                 .and_then(Value::as_array)
@@ -145,11 +149,11 @@ fn referenced_rules(
         .ok_or_else(|| format!("{singular}.{RBAC} {name:?} not found"))
 }
 
-fn refusal(attributes: &ResourceAttributes, name: &str, why: String) -> Error {
+fn refusal(resource: &str, name: &str, why: String) -> Error {
     let subject = Subject {
-        qualified_plural: format!("{}.{RBAC}", attributes.resource),
+        qualified_plural: format!("{resource}.{RBAC}"),
         group: RBAC.to_owned(),
-        plural: attributes.resource.clone(),
+        plural: resource.to_owned(),
         name: name.to_owned(),
     };
     let message = match name {

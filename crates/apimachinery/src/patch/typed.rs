@@ -153,7 +153,7 @@ fn of_field<'s>(types: &GoTypes, message: &MessageDescriptor, field: &FieldDescr
     if field.is_list() {
         return Type::GoList {
             item: field.kind(),
-            list: facts.list,
+            list: facts.list.clone(),
         };
     }
     of_kind(&field.kind(), facts.atomic)
@@ -303,7 +303,7 @@ impl<'s> Type<'s> {
             Type::Message { message, .. } => {
                 let types = go_types()?;
                 let (declaring, field) = go_field(types, message, key)?;
-                types.field(declaring.full_name(), &field).default
+                types.field(declaring.full_name(), &field).default.clone()
             }
             Type::Crd(node) => node.properties.get(key).and_then(|child| child.default.clone()),
             _ => None,

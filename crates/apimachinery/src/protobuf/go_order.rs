@@ -75,7 +75,7 @@ fn declared_keys(schema: &Schema, message: &MessageDescriptor, out: &mut Vec<Str
         let facts = schema.field(message.full_name(), &field);
         match field.kind() {
             Kind::Message(inner) if facts.inline => declared_keys(schema, &inner, out),
-            _ => out.push(facts.json),
+            _ => out.push(facts.json.clone()),
         }
     }
 }

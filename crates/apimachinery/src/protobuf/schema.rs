@@ -1,10 +1,9 @@
 //! The descriptors of the built-in kinds and the Go facts beside them, both made by build.rs from the
 //! Kubernetes Go modules the test control plane pins, decoded once on first use.
 
-use std::{
-    collections::{HashMap, HashSet},
-    sync::OnceLock,
-};
+use std::{borrow::Cow, sync::OnceLock};
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use prost_reflect::{DescriptorPool, FieldDescriptor, MessageDescriptor};
 
@@ -161,15 +160,17 @@ impl Schema {
     }
 
     /// The Go facts of `field` of `message`; a field no Go struct describes prints like a plain
-    /// `json:"name,omitempty"` one.
-    pub fn field(&self, message: &str, field: &FieldDescriptor) -> GoField {
-        self.facts(message, field.number())
-            .cloned()
-            .unwrap_or_else(|| GoField {
+    /// `json:"name,omitempty"` one. Borrowed where a Go struct describes it: every field of every
+    /// object written is looked up here, in both directions of the protobuf round trip.
+    pub fn field(&self, message: &str, field: &FieldDescriptor) -> Cow<'_, GoField> {
+        match self.facts(message, field.number()) {
+            Some(facts) => Cow::Borrowed(facts),
+            None => Cow::Owned(GoField {
                 json: field.name().to_owned(),
                 omitempty: true,
                 ..GoField::default()
-            })
+            }),
+        }
     }
 
     /// The Go facts of field `number` of `message`, if a Go struct describes it (no copy).

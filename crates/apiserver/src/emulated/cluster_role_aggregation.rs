@@ -31,62 +31,72 @@ pub(super) fn bootstrap(store: &Store, state: &mut State) {
     reconcile(store, state);
 }
 
-/// Sets the rules of each aggregated ClusterRole to those its selectors gather, where they differ,
-/// until a pass changes nothing: an aggregated role may itself be gathered by another (`edit` into
-/// `admin`). Its own updates are made paused, so that each does not start a reconcile of every role
-/// again; the passes cover what they would have.
+/// Sets the rules of each aggregated ClusterRole to those its selectors gather, where they differ.
+/// An aggregated role may itself be gathered by another (`view` into `edit` into `admin`), so the
+/// rules are gathered in memory until they settle, then each role that changed is written once. Its
+/// own updates are made paused, so that each does not start a reconcile of every role again.
 fn reconcile(store: &Store, state: &mut State) {
     let Some(rt) = state.registry.resolve(GROUP, "v1", PLURAL) else {
         return;
     };
-    let was_paused = std::mem::replace(&mut state.extensions.get::<Paused>().0, true);
-    // Rules only grow towards the union of what is gathered, so passes end; the bound guards
-    // against a pass that keeps changing what it wrote.
-    let mut passes = 0;
-    while aggregate_once(store, state, &rt) && passes < MAX_PASSES {
-        passes += 1;
-    }
-    state.extensions.get::<Paused>().0 = was_paused;
-}
-
-/// More passes than any chain of aggregated roles needs (`view` into `edit` into `admin`).
-const MAX_PASSES: usize = 16;
-
-/// One pass over the aggregated ClusterRoles; whether it updated any.
-fn aggregate_once(store: &Store, state: &mut State, rt: &std::sync::Arc<ResourceType>) -> bool {
-    let roles: Vec<Value> = state
+    let mut roles: Vec<Value> = state
         .objects
-        .get(&storage_key(rt))
+        .get(&storage_key(&rt))
         .map(|all| all.values().map(|stored| stored.decode()).collect())
         .unwrap_or_default();
+    let changed = settle(&mut roles);
+    let was_paused = std::mem::replace(&mut state.extensions.get::<Paused>().0, true);
     let options = WriteOptions {
         field_manager: Some("clusterrole-aggregation-controller".to_owned()),
         ..WriteOptions::default()
     };
-    let mut updated = false;
-    for role in roles.iter().filter(|r| r.get("aggregationRule").is_some()) {
-        let rules = Value::Array(gathered_rules(role, &roles));
-        if role.get("rules").unwrap_or(&Value::Null) == &rules
-            || (rules.as_array().is_some_and(Vec::is_empty) && role.get("rules").is_none_or(Value::is_null))
-        {
-            continue;
-        }
-        // Read again: an earlier update of this pass may have changed it.
+    for role in changed.into_iter().map(|index| &roles[index]) {
         let name = meta::name(role);
-        let Some(current) = store.stored(state, rt, "", name) else {
+        let Some(current) = store.stored(state, &rt, "", name) else {
             continue;
         };
         let mut next = current.clone();
-        next["rules"] = rules;
-        match crate::strategy::writes::update_locked(
-            store, state, rt, "", name, current, next, &options, false,
-        ) {
-            Ok(_) => updated = true,
-            Err(error) => tracing::warn!(%error, name, "aggregating a ClusterRole's rules"),
+        next["rules"] = role["rules"].clone();
+        let updated = crate::strategy::writes::update_locked(
+            store, state, &rt, "", name, current, next, &options, false,
+        );
+        if let Err(error) = updated {
+            tracing::warn!(%error, name, "aggregating a ClusterRole's rules");
         }
     }
-    updated
+    state.extensions.get::<Paused>().0 = was_paused;
 }
+
+/// Gathers the rules of every aggregated role among `roles` until no role's rules change; the
+/// indexes of the roles whose rules did.
+fn settle(roles: &mut [Value]) -> std::collections::BTreeSet<usize> {
+    let aggregated: Vec<usize> = (0..roles.len())
+        .filter(|index| roles[*index].get("aggregationRule").is_some())
+        .collect();
+    let mut changed = std::collections::BTreeSet::new();
+    // Rules only grow towards the union of what is gathered, so passes end; the bound guards
+    // against selectors that keep feeding each other.
+    for _ in 0..MAX_PASSES {
+        let mut moved = false;
+        for &index in &aggregated {
+            let rules = gathered_rules(&roles[index], roles);
+            let current = roles[index].get("rules").unwrap_or(&Value::Null);
+            let same = current.as_array() == Some(&rules) || (rules.is_empty() && current.is_null());
+            if !same {
+                roles[index]["rules"] = Value::Array(rules);
+                changed.insert(index);
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    changed
+}
+
+/// More passes than any chain of aggregated roles needs (`view` into `edit` into `admin`).
+const MAX_PASSES: usize = 16;
 
 /// The rules of the ClusterRoles (other than `aggregated` itself) that its selectors match, in
 /// name order, each rule once.
@@ -121,6 +131,33 @@ fn gathered_rules(aggregated: &Value, roles: &[Value]) -> Vec<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn aggregated_roles_gathered_by_others_settle_in_memory_each_changed_once() {
+        let rule = |verb: &str| json!({"verbs": [verb], "apiGroups": [""], "resources": ["pods"]});
+        let aggregating = |name: &str, to: &str, labels: Value| {
+            json!({"metadata": {"name": name, "labels": labels}, "aggregationRule": {"clusterRoleSelectors": [
+                {"matchLabels": {format!("aggregate-to-{to}"): "true"}}]}})
+        };
+        let mut roles = vec![
+            aggregating("admin", "admin", json!({})),
+            aggregating("edit", "edit", json!({"aggregate-to-admin": "true"})),
+            aggregating("view", "view", json!({"aggregate-to-edit": "true"})),
+            json!({"metadata": {"name": "reads", "labels": {"aggregate-to-view": "true"}}, "rules": [rule("get")]}),
+            json!({"metadata": {"name": "writes", "labels": {"aggregate-to-edit": "true"}}, "rules": [rule("create")]}),
+            json!({"metadata": {"name": "settled", "labels": {}}, "rules": [rule("delete")]}),
+        ];
+        let changed = settle(&mut roles);
+        assert_eq!(changed.into_iter().collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(roles[2]["rules"], json!([rule("get")]));
+        // In name order: `view`'s, then `writes`'.
+        assert_eq!(roles[1]["rules"], json!([rule("get"), rule("create")]));
+        assert_eq!(roles[0]["rules"], json!([rule("get"), rule("create")]));
+        assert!(
+            settle(&mut roles).is_empty(),
+            "a second settle finds nothing to change"
+        );
+    }
 
     #[test]
     fn an_aggregated_role_gathers_the_rules_of_the_roles_its_selectors_match() {

@@ -11,9 +11,13 @@ use crate::store::{State, Store};
 
 /// The CustomResourceDefinition `name`, when it exists: what a conversion webhook is configured by.
 pub(crate) fn stored(store: &Store, name: &str) -> Option<Value> {
-    store
-        .resolve("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        .and_then(|rt| store.get(&rt, "", name).ok())
+    store.find(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "",
+        name,
+    )
 }
 
 /// CustomResourceDefinitions: prepared, validated and served.

@@ -14,9 +14,7 @@ use crate::store::{Preparing, Store};
 /// The Namespace `name`, when it exists: what admission matches a `namespaceSelector` against and
 /// shows a policy as `namespaceObject`.
 pub(crate) fn stored(store: &Store, name: &str) -> Option<Value> {
-    store
-        .resolve("", "v1", "namespaces")
-        .and_then(|rt| store.get(&rt, "", name).ok())
+    store.find("", "v1", "namespaces", "", name)
 }
 
 /// Namespaces: their finalizers, phase and the ones that may not be deleted.

@@ -8,7 +8,6 @@ use crate::store::Store;
 /// deleted, or deleted and created again, no longer authenticates.
 pub(crate) fn stored_uid(store: &Store, namespace: &str, name: &str) -> Option<String> {
     store
-        .resolve("", "v1", "serviceaccounts")
-        .and_then(|rt| store.get(&rt, namespace, name).ok())
+        .find("", "v1", "serviceaccounts", namespace, name)
         .map(|object| meta::uid(&object).to_owned())
 }

@@ -138,8 +138,7 @@ fn referenced_rules(
         _ => (namespace, "role"),
     };
     store
-        .resolve(RBAC, "v1", resource)
-        .and_then(|rt| store.get(&rt, namespace, name).ok())
+        .find(RBAC, "v1", resource, namespace, name)
         .map(|role| {
             role.get("rules")
                 .and_then(Value::as_array)

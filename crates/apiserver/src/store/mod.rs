@@ -233,6 +233,20 @@ impl Store {
         self.lock().registry.resolve(group, version, plural)
     }
 
+    /// The object `name` in `namespace` of the type served at `group`/`version`/`plural`, when both
+    /// the type and the object exist: for the places that read one object of a kind they know.
+    pub fn find(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Value> {
+        let rt = self.resolve(group, version, plural)?;
+        self.get(&rt, namespace, name).ok()
+    }
+
     /// The object `name` in `namespace` (empty for cluster-scoped kinds), presented at `rt`'s
     /// version; [`Error::NotFound`] when there is none.
     pub fn get(&self, rt: &ResourceType, namespace: &str, name: &str) -> Result<Value, Error> {

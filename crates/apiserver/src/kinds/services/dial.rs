@@ -19,11 +19,7 @@ pub(crate) enum Unreachable {
 /// The address (`ip:port`, `[ip]:port` for IPv6) to dial for `port` of the Service
 /// `namespace/name`.
 pub(crate) fn address(store: &Store, namespace: &str, name: &str, port: i64) -> Result<String, Unreachable> {
-    let get = |plural: &str| {
-        store
-            .resolve("", "v1", plural)
-            .and_then(|rt| store.get(&rt, namespace, name).ok())
-    };
+    let get = |plural: &str| store.find("", "v1", plural, namespace, name);
     let service = get("services").ok_or(Unreachable::ServiceNotFound)?;
     let target_port = service
         .pointer("/spec/ports")

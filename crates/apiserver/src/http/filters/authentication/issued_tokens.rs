@@ -128,12 +128,6 @@ impl ServiceAccountTokens {
                 matched,
             )
         };
-        let stored_uid = |plural: &str, namespace: &str, name: &str| {
-            store
-                .resolve("", "v1", plural)
-                .and_then(|rt| store.get(&rt, namespace, name).ok())
-                .map(|object| meta::uid(&object).to_owned())
-        };
         match crate::kinds::service_accounts::stored_uid(store, &namespace, &name) {
             None => return Verdict::Refused(format!("service account {namespace}/{name} has been deleted")),
             Some(stored) if stored != uid => {
@@ -144,7 +138,8 @@ impl ServiceAccountTokens {
             Some(_) => {}
         }
         if let Some(bound) = &bound {
-            match stored_uid(bound.plural, &bound.namespace, &bound.name) {
+            let stored = store.find("", "v1", bound.plural, &bound.namespace, &bound.name);
+            match stored.as_ref().map(meta::uid) {
                 None => return Verdict::Refused("service account token has been invalidated".into()),
                 Some(stored) if stored != bound.uid => {
                     let kind = bound.plural.trim_end_matches('s');

@@ -30,10 +30,13 @@ pub(super) fn target(shared: &Shared, attributes: &ResourceAttributes, sent: &Va
                 .map(str::to_owned)
         })
         .unwrap_or_default();
-    let stored = shared
-        .store
-        .resolve(&attributes.group, &attributes.version, &attributes.resource)
-        .and_then(|rt| shared.store.get(&rt, &namespace, &name).ok());
+    let stored = shared.store.find(
+        &attributes.group,
+        &attributes.version,
+        &attributes.resource,
+        &namespace,
+        &name,
+    );
     Target {
         namespace,
         name,

@@ -290,8 +290,7 @@ fn bound_object(
                 note("node-name", node);
                 let node_uid = shared
                     .store
-                    .resolve("", "v1", "nodes")
-                    .and_then(|nodes| shared.store.get(&nodes, "", node).ok())
+                    .find("", "v1", "nodes", "", node)
                     .map(|n| meta::uid(&n).to_owned());
                 if let Some(node_uid) = node_uid {
                     note("node-uid", &node_uid);

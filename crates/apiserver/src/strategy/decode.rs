@@ -110,7 +110,9 @@ pub fn check_type_meta(rt: &ResourceType, object: &Value) -> Result<()> {
             .get("apiVersion")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let any_version = kind == rt.kind && kinds::of(rt).is_some_and(|own| own.takes_either_api_version());
+        // Asked only of a body that names another version: the kinds' table is not read on every write.
+        let any_version =
+            || kind == rt.kind && kinds::of(rt).is_some_and(|own| own.takes_either_api_version());
         if kind != rt.kind && rt.is_builtin() && apimachinery::protobuf::knows(api_version, kind) {
             // kube-apiserver decodes the body as the kind it names, then fails to convert it into the
             // path's internal type (Go package `core` for the core group, else the group's first label).
@@ -124,7 +126,8 @@ pub fn check_type_meta(rt: &ResourceType, object: &Value) -> Result<()> {
                 rt.kind, rt.kind
             )));
         }
-        if (kind != rt.kind || (api_version != rt.api_version() && !api_version.is_empty())) && !any_version {
+        if (kind != rt.kind || (api_version != rt.api_version() && !api_version.is_empty())) && !any_version()
+        {
             return Err(Error::BadRequest(format!(
                 "the API version in the data ({api_version}) does not match the expected API version ({})",
                 rt.api_version()
